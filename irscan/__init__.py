@@ -1,0 +1,25 @@
+"""irscan: find the 32-bit address arithmetic that makes GPU kernels fail past 2^31 elements or 4 GB."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+__all__ = ["capture", "audit", "__version__"]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from irscan.capture import capture
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so that `import irscan` never imports the DSL (capture must be able to set its
+    # environment variables before the first `import cutlass`).
+    if name == "capture":
+        from irscan.capture import capture
+
+        return capture
+    if name == "audit":
+        from irscan.audit import audit
+
+        return audit
+    raise AttributeError(name)

@@ -1,0 +1,5 @@
+import sys
+
+from irscan.cli import main
+
+sys.exit(main())

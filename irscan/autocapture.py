@@ -1,0 +1,80 @@
+"""Turn capture on for a whole Python process from the environment: ``IRSCAN_CAPTURE=DIR``.
+
+Started from a ``.pth`` line (installed with the package) or from ``irscan/_boot/sitecustomize.py``
+(put on PYTHONPATH by ``irscan capture``/``irscan audit``).  It must not import the DSL itself: it
+sets the DSL's environment first, then waits for ``cutlass.base_dsl.compiler`` to be imported and
+installs the hook right after, so processes that never touch the DSL pay nothing.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+from types import ModuleType
+from typing import Any
+
+ENV_OUT = "IRSCAN_CAPTURE"
+ENV_STRICT = "IRSCAN_STRICT"
+TARGET = "cutlass.base_dsl.compiler"
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    """Finds nothing itself; wraps the real loader of TARGET so the hook goes in after it executes."""
+
+    def find_spec(self, fullname: str, path: Any, target: ModuleType | None = None) -> Any:
+        if fullname != TARGET:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None and spec.loader is not None:
+                spec.loader = _Loader(spec.loader)
+                return spec
+        return None
+
+
+class _Loader(importlib.abc.Loader):
+    def __init__(self, inner: importlib.abc.Loader):
+        self.inner = inner
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self.inner.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self.inner.exec_module(module)
+        _start()
+
+
+_context: Any = None  # the open capture context; a dropped reference would close it
+
+
+def _start() -> None:
+    global _context
+    try:
+        from irscan import capture
+
+        _context = capture.capture(out=os.environ[ENV_OUT], strict=os.environ.get(ENV_STRICT) == "1")
+        _context.__enter__()  # kept open for the life of the process
+    except Exception as exc:  # fail open: the user's program runs as if irscan were not there
+        if os.environ.get(ENV_STRICT) == "1":
+            raise
+        print(f"irscan: could not start capture ({type(exc).__name__}: {exc})", file=sys.stderr)
+
+
+def activate() -> None:
+    """Called at interpreter start-up; does nothing unless IRSCAN_CAPTURE is set."""
+    if not os.environ.get(ENV_OUT) or any(isinstance(f, _Finder) for f in sys.meta_path):
+        return
+    try:
+        from irscan.capture import prepare_environment
+
+        prepare_environment()
+        if TARGET in sys.modules:
+            _start()
+        else:
+            sys.meta_path.insert(0, _Finder())
+    except Exception as exc:
+        print(f"irscan: could not arm capture ({type(exc).__name__}: {exc})", file=sys.stderr)

@@ -1,0 +1,47 @@
+"""Run a user's unmodified Python program with capture armed (``irscan capture -- python x.py``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from irscan.autocapture import ENV_OUT, ENV_STRICT
+from irscan.capture import DEFAULT_ARCH, NO_CACHE_ENV
+
+BOOT_DIR = str(Path(__file__).with_name("_boot"))
+
+
+def capture_env(out: str, arch: str | None, lineinfo: bool, strict: bool) -> dict[str, str]:
+    """The child's environment: our start-up hook first on PYTHONPATH, the DSL's caches off."""
+    env = dict(os.environ)
+    env[ENV_OUT] = str(Path(out).resolve())
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (BOOT_DIR, env.get("PYTHONPATH", "")) if p)
+    env.update(NO_CACHE_ENV)
+    if arch:
+        env["CUTE_DSL_ARCH"] = arch
+    env.setdefault("CUTE_DSL_ARCH", DEFAULT_ARCH)
+    if lineinfo:
+        env["CUTE_DSL_LINEINFO"] = "1"
+    if strict:
+        env[ENV_STRICT] = "1"
+    return env
+
+
+def run_program(
+    argv: list[str], out: str, arch: str | None, lineinfo: bool, strict: bool, stdout_to_stderr: bool = False
+) -> int:
+    """Run ``argv`` (``python script.py ...``; a bare ``script.py`` gets this interpreter)."""
+    if not argv:
+        raise ValueError("no program given after --")
+    if argv[0].endswith(".py"):
+        argv = [sys.executable, *argv]
+    elif argv[0] in ("python", "python3"):
+        argv = [sys.executable, *argv[1:]]  # the interpreter irscan itself runs in has the DSL
+    env = capture_env(out, arch, lineinfo, strict)
+    stdout = sys.stderr if stdout_to_stderr else None
+    try:
+        return subprocess.call(argv, env=env, stdout=stdout)
+    except FileNotFoundError as exc:
+        raise ValueError(f"cannot run {argv[0]!r}: {exc.strerror}") from exc
