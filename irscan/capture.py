@@ -21,6 +21,7 @@ import re
 import sys
 import threading
 import time
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -468,3 +469,15 @@ def find_captures(root: str | os.PathLike[str]) -> list[Path]:
     if (r / META_FILE).exists():
         return [r]
     return sorted(p.parent for p in r.rglob(META_FILE))
+
+
+class _CallableModule(types.ModuleType):
+    """``irscan.capture`` names both this module and the context manager.  Any ``import irscan.capture``
+    (``from irscan.capture import X``, done by autocapture and the CLI too) rebinds the package
+    attribute to the module, so the module itself must be callable for ``irscan.capture(out=...)``."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return capture(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

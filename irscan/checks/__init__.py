@@ -1,0 +1,65 @@
+"""The checks, one per file.  Each decides which candidates (checks/base.py) it owns.
+
+Reporting rule for ``may``: a candidate is reported only when some *free* input is scaled (a
+coefficient of 2 or more, or a product of inputs).  A sum of unscaled free inputs wraps only when an
+input is itself already near 2^31, i.e. the input could not have indexed that far to begin with;
+reporting those would flag every ``i + 1``.  ``must`` candidates are always reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from irscan.checks import narrow_widened_late, trunc_then_extend
+from irscan.checks.base import evaluate, widening_points
+from irscan.checks.explain import explain
+from irscan.dataflow import Graph
+from irscan.findings import Finding
+from irscan.ranges import Ranges
+
+CHECKS = (narrow_widened_late, trunc_then_extend)
+
+
+@dataclass
+class Context:
+    kernel: str
+    ir_file: str
+    kernel_file: str | None = None
+    kernel_line: int | None = None
+
+
+def run(gr: Graph, rg: Ranges, ctx: Context) -> list[Finding]:
+    out: list[Finding] = []
+    seen: set[tuple[str, str]] = set()
+    for w in widening_points(gr):
+        c = evaluate(gr, rg, w)
+        if c is None or not (c.must or c.scaled or _is_trunc(gr, c)):
+            continue
+        for check in CHECKS:
+            if check.applies(gr, c):
+                f = explain(gr, rg, c, check.ID, ctx)
+                key = (f.check, f.expression + f"@{f.chain[-1].ir_line if f.chain else 0}")
+                if (f.check, f.id) not in seen:
+                    seen.add((f.check, f.id))
+                    out.append(f)
+                del key
+                break
+    return _merge_same_access(out)
+
+
+def _is_trunc(gr: Graph, c: object) -> bool:
+    return trunc_then_extend.applies(gr, c)  # type: ignore[arg-type]
+
+
+def _merge_same_access(fs: list[Finding]) -> list[Finding]:
+    """One finding per wrapping value: a load and a store through the same i32 index are one bug."""
+    by: dict[tuple[str, str, str], Finding] = {}
+    for f in fs:
+        k = (f.check, f.expression, str(f.ir_line))
+        if k in by:
+            for s in f.sinks:
+                if s not in by[k].sinks:
+                    by[k].sinks.append(s)
+        else:
+            by[k] = f
+    return sorted(by.values(), key=lambda f: (f.ir_line, f.check))

@@ -1,0 +1,157 @@
+"""What both checks share: where i32 values are widened into addresses, and what they are worth.
+
+A *widening point* is where a 32-bit value enters 64-bit address arithmetic: an ``llvm.sext``/
+``llvm.zext``/``cvt`` to 64 bits, an i32 GEP index (LLVM sign-extends it implicitly) or a narrow
+operand of PTX ``mul.wide``/``mad.wide``.  Each one that reaches the address operand of a memory op
+is evaluated: its ideal value (ranges.py) against the range the extension preserves.  The op in its
+32-bit slice that first leaves its range is the *culprit*; its kind decides which check reports it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from irscan.dataflow import Graph
+from irscan.ir import MEMORY_KINDS, Kind, Op
+from irscan.ranges import Affine, Interval, Ranges, signed_range, unsigned_range
+
+I32_SIGNED = signed_range(32)
+I32_UNSIGNED = unsigned_range(32)
+
+#: Ops through which an address keeps flowing on its way to a memory op.
+ADDRESS_FLOW = frozenset(
+    {Kind.GEP, Kind.ADD, Kind.SUB, Kind.MUL, Kind.MULWIDE, Kind.MAD, Kind.MADWIDE, Kind.SHL, Kind.CAST, Kind.MOV,
+     Kind.SELECT, Kind.PHI, Kind.SEXT, Kind.ZEXT, Kind.OR}
+)  # fmt: skip
+#: Ops that make up a 32-bit index computation (the backward slice stops at anything else).
+NARROW_ARITH = frozenset(
+    {Kind.ADD, Kind.SUB, Kind.MUL, Kind.MAD, Kind.SHL, Kind.OR, Kind.XOR, Kind.AND, Kind.NEG, Kind.SELECT,
+     Kind.MOV, Kind.PHI, Kind.DIV, Kind.REM, Kind.MIN, Kind.MAX, Kind.LSHR, Kind.ASHR, Kind.MULHI}
+)  # fmt: skip
+
+
+@dataclass
+class Widening:
+    node: int  # the op that widens (ext, GEP, mul.wide)
+    slot: int  # which operand of it is the narrow value
+    signed: bool
+    how: str  # "sext", "zext", "gep-index", "mul.wide.s32", ...
+
+
+@dataclass
+class Candidate:
+    """A widening point whose narrow value can leave the range its extension preserves."""
+
+    widening: Widening
+    value: Affine
+    limit: Interval
+    sinks: list[int]
+    slice: list[int]  # narrow ops feeding the widening point, in IR order
+    culprit: int | None
+    must: bool
+    scaled: bool  # some free input is scaled (coef >= 2 or a product): see checks/__init__.py
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+def widening_points(gr: Graph) -> list[Widening]:
+    out: list[Widening] = []
+    for n in gr.nodes():
+        op = gr.op(n)
+        k = op.kind
+        if k in (Kind.SEXT, Kind.ZEXT) and op.width == 64 and (op.src_width or 32) <= 32 and op.operands:
+            out.append(Widening(n, 0, k is Kind.SEXT, k.value))
+        elif k is Kind.GEP:
+            for item in op.attrs.get("indices", ()):
+                if isinstance(item, tuple) and item and item[0] == "dyn" and item[2] <= 32:
+                    out.append(Widening(n, int(item[1]), True, "gep-index"))
+        elif k in (Kind.MULWIDE, Kind.MADWIDE) and (op.src_width or 32) <= 32:
+            for slot in (0, 1):
+                if slot < len(op.operands) and not isinstance(op.operands[slot], int):
+                    out.append(Widening(n, slot, bool(op.signed), op.name))
+    return out
+
+
+def sinks_of(gr: Graph, start: int, limit: int = 4000) -> list[int]:
+    """Memory ops whose address operand the value of ``start`` flows into."""
+    found: list[int] = []
+    seen = {start}
+    todo = deque([start])
+    while todo and len(seen) < limit:
+        n = todo.popleft()
+        for u, slot in gr.users(n):
+            uop = gr.op(u)
+            if uop.kind in MEMORY_KINDS:
+                if uop.addr == slot and u not in found:
+                    found.append(u)
+                continue
+            if uop.kind in ADDRESS_FLOW and (uop.kind is Kind.GEP or uop.width >= 64 or uop.width == 0):
+                if u not in seen:
+                    seen.add(u)
+                    todo.append(u)
+    return sorted(found, key=lambda s: gr.op(s).line)
+
+
+def narrow_slice(gr: Graph, n: int, slot: int, limit: int = 400) -> list[int]:
+    """The 32-bit ops that compute operand ``slot`` of ``n``, plus the inputs they start from."""
+    out: list[int] = []
+    seen: set[int] = set()
+    todo = deque(gr.defs(n, slot))
+    while todo and len(out) < limit:
+        d = todo.popleft()
+        if d in seen:
+            continue
+        seen.add(d)
+        out.append(d)
+        op = gr.op(d)
+        if op.kind in NARROW_ARITH and (op.width <= 32 or op.kind is Kind.PHI):
+            for s in range(len(op.operands)):
+                todo.extend(gr.defs(d, s))
+    return sorted(out, key=lambda x: (gr.op(x).line, x))
+
+
+def op_limit(op: Op, widening_signed: bool) -> Interval:
+    """The range an op's result must stay in: signed for nsw ops and sign-extended values."""
+    if "nsw" in op.flags or widening_signed:
+        return I32_SIGNED
+    return I32_UNSIGNED
+
+
+def evaluate(gr: Graph, rg: Ranges, w: Widening) -> Candidate | None:
+    sinks = sinks_of(gr, w.node)
+    if not sinks:
+        return None
+    value = rg.operand(w.node, w.slot)
+    limit = I32_SIGNED if w.signed else I32_UNSIGNED
+    if not _leaves(rg.interval(value), limit):
+        return None
+    must = _leaves(rg.interval(value, least_harm=True), limit)
+    sl = narrow_slice(gr, w.node, w.slot)
+    culprit = None
+    for d in sl:
+        op = gr.op(d)
+        if op.kind is Kind.TRUNC and op.operands:
+            iv = rg.interval(rg.operand(d, 0))
+            if _leaves(iv, limit):
+                culprit = d
+                break
+        elif op.kind in NARROW_ARITH - {Kind.MOV, Kind.PHI, Kind.SELECT} and op.width and op.width <= 32:
+            iv = rg.interval(rg.value(d))
+            lim = op_limit(op, w.signed)
+            if _leaves(iv, lim):
+                culprit = d
+                break
+    scaled = any(
+        not rg.atoms[k].fixed and (abs(c) >= 2 or "*" in rg.atoms[k].name or "<<" in rg.atoms[k].name)
+        for k, c in value.terms
+    )
+    return Candidate(w, value, limit, sinks, sl, culprit, must, scaled)
+
+
+def _leaves(iv: Interval, limit: Interval) -> bool:
+    """Above the top of the range, or (signed ranges only) below its bottom.
+
+    Negative ideal values under a zero-extension are not counted: they come from subtracting free
+    inputs, whose order the IR does not know, and would flag every difference of two indices.
+    """
+    return iv.hi > limit.hi or (limit.lo < 0 and iv.lo < limit.lo)

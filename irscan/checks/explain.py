@@ -1,0 +1,185 @@
+"""Turn a candidate into a Finding a kernel engineer can act on: the Python line, the chain op by op,
+the exact threshold of the dominant input, a concrete witness (true value, 32-bit value, extended
+value) and the fix."""
+
+from __future__ import annotations
+
+import linecache
+from typing import TYPE_CHECKING, Any
+
+from irscan.checks.base import Candidate, op_limit
+from irscan.dataflow import Graph
+from irscan.findings import Finding, Step
+from irscan.ir import MEMORY_KINDS, Kind, Op
+from irscan.ranges import Affine, Interval, Ranges
+
+if TYPE_CHECKING:
+    from irscan.checks import Context
+
+INPUT_KINDS = frozenset({Kind.SREG, Kind.ARG, Kind.EXTRACT, Kind.LOAD, Kind.CONST, Kind.TRUNC, Kind.PHI})
+
+
+def threshold(rg: Ranges, value: Affine, limit: Interval) -> dict[str, Any] | None:
+    """Smallest value of the dominant input at which ``value`` passes ``limit.hi``, others at their max."""
+    terms = [(k, c) for k, c in value.terms if c > 0]
+    if not terms:
+        return None
+    k, c = max(terms, key=lambda kc: kc[1] * max(rg.atoms[kc[0]].iv.hi, 1))
+    atom = rg.atoms[k]
+    rest = rg.interval(Affine(tuple(t for t in value.terms if t[0] != k), value.const)).hi
+    x = max((limit.hi - rest) // c + 1, atom.iv.lo)
+    exact = all(not rg.atoms[t].opaque for t, _ in value.terms)
+    return {
+        "input": atom.name,
+        "threshold": x,
+        "op": ">=",
+        "limit": limit.hi,
+        "signedness": "signed" if limit.lo < 0 else "unsigned",
+        "text": f"{atom.name} >= {x}",
+        "input_range": [atom.iv.lo, atom.iv.hi],
+        "input_fixed_by_launch": atom.fixed,
+        "exact": exact,
+        "_true": c * x + rest,
+    }
+
+
+def _wrap32(v: int, signed: bool) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if signed and v >= 1 << 31 else v
+
+
+def witness(true: int, signed_ext: bool) -> dict[str, Any]:
+    i32 = _wrap32(true, True)
+    ext = i32 if signed_ext else i32 & 0xFFFFFFFF
+    return {
+        "true": true,
+        "i32": i32,
+        "extended": ext,
+        "extended_hex": f"0x{ext & 0xFFFFFFFFFFFFFFFF:016X}",
+        "extension": "sign" if signed_ext else "zero",
+    }
+
+
+def _step(gr: Graph, rg: Ranges, n: int, role: str, wraps: bool = False, note: str = "") -> Step:
+    op = gr.op(n)
+    rng = None
+    if op.width and op.width <= 64 and op.kind not in MEMORY_KINDS and op.kind is not Kind.GEP:
+        iv = rg.interval(rg.value(n))
+        rng = [iv.lo, iv.hi]
+    return Step(op.name, op.line, op.text, role, op.width, rng, wraps, note)
+
+
+def _role(op: Op) -> str:
+    if op.kind is Kind.TRUNC:
+        return "narrowing"
+    if op.kind in INPUT_KINDS:
+        return "input"
+    return "arithmetic"
+
+
+def _source(op: Op | None, ctx: Context) -> tuple[str | None, int | None, int | None, str | None, str]:
+    if op is not None and op.loc is not None:
+        text = linecache.getline(op.loc.file, op.loc.line).strip() or op.loc.name
+        return op.loc.file, op.loc.line, op.loc.col, text, "statement"
+    if ctx.kernel_file:
+        text = linecache.getline(ctx.kernel_file, ctx.kernel_line or 0).strip() or None
+        return ctx.kernel_file, ctx.kernel_line, None, text, "kernel"
+    return None, None, None, None, "none"
+
+
+def _sink_info(gr: Graph, n: int) -> dict[str, Any]:
+    op = gr.op(n)
+    return {"op": op.name, "kind": op.kind.value, "space": op.space, "ir_line": op.line, "text": op.text}
+
+
+def _path_to_sink(gr: Graph, start: int, sink: int) -> list[int]:
+    import networkx as nx
+
+    try:
+        return list(nx.shortest_path(gr.g, start, sink))[1:-1]
+    except (nx.NetworkXNoPath, nx.NodeNotFound):
+        return []
+
+
+def explain(gr: Graph, rg: Ranges, c: Candidate, check: str, ctx: Context) -> Finding:
+    w = c.widening
+    wop = gr.op(w.node)
+    culprit = gr.op(c.culprit) if c.culprit is not None else None
+    where = culprit or wop
+    file, line, col, source, precision = _source(where if where.loc else _first_loc(gr, c), ctx)
+
+    th = threshold(rg, c.value, c.limit)
+    wit = witness(th.pop("_true"), w.signed) if th else None
+    ub = any(
+        "nsw" in gr.op(d).flags and (rg.interval(rg.value(d)).hi > op_limit(gr.op(d), True).hi)
+        for d in c.slice
+        if gr.op(d).width == 32
+    )
+    if th is not None:
+        th["undefined_behaviour_from"] = "2^31 (nsw)" if ub else None
+        th["wraps_at"] = "2^31" if w.signed else "2^32"
+
+    chain = [_step(gr, rg, d, _role(gr.op(d)), wraps=d == c.culprit) for d in c.slice]
+    chain.append(_step(gr, rg, w.node, "widening", note=f"{w.how}: {'sign' if w.signed else 'zero'}-extends"))
+    for d in _path_to_sink(gr, w.node, c.sinks[0]):
+        chain.append(_step(gr, rg, d, "address"))
+    chain.append(_step(gr, rg, c.sinks[0], "access"))
+
+    expr = rg.name(c.value)
+    full = rg.interval(c.value)
+    sinks = [_sink_info(gr, s) for s in c.sinks]
+    space = sinks[0]["space"] or "memory"
+    what = "TRUNC" if check == "trunc-then-extend" else "arithmetic"
+    lim = "2^31 - 1" if c.limit.lo < 0 else "2^32 - 1"
+    if what == "TRUNC" and culprit is not None:
+        msg = f"64-bit value truncated to 32 bits ({culprit.text}) and {'sign' if w.signed else 'zero'}-extended back"
+    else:
+        msg = f"{expr} is computed in 32 bits"
+    msg += f"; it reaches {full.hi:,} (> {lim})"
+    if th:
+        msg += f", wrapping when {th['text']}"
+    msg += f", and feeds the address of a {space} {sinks[0]['kind']}"
+    if ub:
+        msg += "; the i32 op carries nsw, so the overflow is undefined behaviour, not merely a wrap"
+    return Finding(
+        kernel=gr.fn.name,
+        ir=gr.module.ir,
+        check=check,
+        severity="must" if c.must else "may",
+        file=file,
+        line=line,
+        col=col,
+        source=source,
+        source_precision=precision,
+        message=msg,
+        sink=sinks[0],
+        sinks=sinks,
+        chain=chain,
+        wraps_when=th,
+        witness=wit,
+        undefined_behaviour=ub,
+        fix=_fix(check, th),
+        ir_file=ctx.ir_file,
+        ir_line=where.line,
+        expression=expr,
+    )
+
+
+def _first_loc(gr: Graph, c: Candidate) -> Op | None:
+    for n in [*reversed(c.slice), c.widening.node, *c.sinks]:
+        if gr.op(n).loc is not None:
+            return gr.op(n)
+    return None
+
+
+def _fix(check: str, th: dict[str, Any] | None) -> str:
+    who = th["input"] if th else "the coordinate"
+    if check == "trunc-then-extend":
+        return (
+            "keep the value in 64 bits: remove the narrowing (an Int32 cast or an i32 layout/stride) so that it "
+            "is never truncated before the address computation; in CuTe DSL use cutlass.Int64 / sym_int64 strides"
+        )
+    return (
+        f"do the multiply in 64 bits: cast {who} (or the coordinate it scales) with cutlass.Int64(...) before the "
+        "index arithmetic, or give the tensor a dynamic 64-bit stride (mark_layout_dynamic / sym_int64)"
+    )

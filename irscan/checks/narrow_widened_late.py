@@ -1,0 +1,20 @@
+"""Check ``narrow-widened-late``: 32-bit arithmetic whose result is extended to 64 bits too late.
+
+``llvm.mul/shl/add ... : i32`` (``mul.lo.s32``, ``mad.lo.s32``, ``shl.b32`` in PTX) reaching an
+address through ``sext``/``zext``/``cvt``, an i32 GEP index, or the narrow operand of ``mul.wide``:
+the product is formed in 32 bits, so it wraps before the 64-bit add.  Examples:
+corpus/programs (manifest.json, check "narrow-widened-late").
+"""
+
+from __future__ import annotations
+
+from irscan.checks.base import Candidate
+from irscan.dataflow import Graph
+from irscan.ir import Kind
+
+ID = "narrow-widened-late"
+TITLE = "32-bit index arithmetic widened to 64 bits only after it can wrap"
+
+
+def applies(gr: Graph, c: Candidate) -> bool:
+    return c.culprit is None or gr.op(c.culprit).kind is not Kind.TRUNC

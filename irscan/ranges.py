@@ -1,0 +1,532 @@
+"""Integer ranges over a dataflow graph, with an exact affine form where the chain is affine.
+
+Every integer value is evaluated to its *ideal* value: what the source meant, computed in unbounded
+integers, as if no step wrapped.  A value is an :class:`Affine` form ``Σ coef·atom + const`` over
+*atoms*: the inputs the IR cannot reduce further (special registers, kernel-parameter fields, loaded
+values, and non-linear results such as products of two inputs, divisions or joins).  Each atom has an
+interval and is *fixed* when the launch itself pins it (constants, ``tid`` under ``reqntid``/
+``exact_block_dim``, ``ctaid`` under ``exact_grid_dim``) or *free* when the IR admits any value of
+its type (dynamic shapes/strides, loaded values, a dynamic grid).  Free inputs are taken as
+non-negative, as shapes, strides and indices are.
+
+Checks compare an ideal value with the range its extension preserves; the affine form gives the exact
+threshold of the dominant input.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from irscan.dataflow import Graph
+from irscan.ir import Kind, Op
+from irscan.params import Field, field_by_offset, field_by_path, tensor_fields
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    lo: int
+    hi: int
+
+    def __add__(self, o: Interval) -> Interval:
+        return Interval(self.lo + o.lo, self.hi + o.hi)
+
+    def scale(self, k: int) -> Interval:
+        a, b = self.lo * k, self.hi * k
+        return Interval(min(a, b), max(a, b))
+
+    def times(self, o: Interval) -> Interval:
+        ps = (self.lo * o.lo, self.lo * o.hi, self.hi * o.lo, self.hi * o.hi)
+        return Interval(min(ps), max(ps))
+
+    def union(self, o: Interval) -> Interval:
+        return Interval(min(self.lo, o.lo), max(self.hi, o.hi))
+
+    def least_harm(self) -> int:
+        """The value closest to zero: a free input at its least harmful."""
+        return 0 if self.lo <= 0 <= self.hi else (self.lo if self.lo > 0 else self.hi)
+
+
+def signed_range(width: int) -> Interval:
+    return Interval(-(1 << (width - 1)), (1 << (width - 1)) - 1)
+
+
+def unsigned_range(width: int) -> Interval:
+    return Interval(0, (1 << width) - 1)
+
+
+def free_range(width: int) -> Interval:
+    """A free input of this width: non-negative, up to the signed maximum."""
+    return Interval(0, (1 << (max(width, 1) - 1)) - 1)
+
+
+@dataclass(slots=True)
+class Atom:
+    key: Any
+    name: str
+    iv: Interval
+    fixed: bool
+    node: int | None = None
+    opaque: bool = False  # the analysis could not see what produced it
+
+
+@dataclass(frozen=True, slots=True)
+class Affine:
+    terms: tuple[tuple[Any, int], ...]  # (atom key, coefficient), sorted by key repr, no zero coefs
+    const: int = 0
+
+    @staticmethod
+    def of_const(c: int) -> Affine:
+        return Affine((), c)
+
+    @staticmethod
+    def of_atom(key: Any) -> Affine:
+        return Affine(((key, 1),), 0)
+
+    def is_const(self) -> bool:
+        return not self.terms
+
+    def add(self, o: Affine, sign: int = 1) -> Affine:
+        d: dict[Any, int] = dict(self.terms)
+        for k, c in o.terms:
+            d[k] = d.get(k, 0) + sign * c
+        return Affine(_norm(d), self.const + sign * o.const)
+
+    def scale(self, k: int) -> Affine:
+        if k == 0:
+            return Affine.of_const(0)
+        return Affine(tuple((a, c * k) for a, c in self.terms), self.const * k)
+
+
+def _norm(d: dict[Any, int]) -> tuple[tuple[Any, int], ...]:
+    return tuple(sorted(((k, c) for k, c in d.items() if c), key=lambda kc: repr(kc[0])))
+
+
+class _Cycle(Exception):
+    """Raised when evaluation runs into a value that is being evaluated (a loop-carried value)."""
+
+
+SREG_LAUNCH = {"tid": "block", "ntid": "block", "ctaid": "grid", "nctaid": "grid"}
+
+
+@dataclass
+class Facts:
+    """Launch facts for one kernel: the IR's own, completed by the capture's meta.json."""
+
+    block: tuple[int, ...] | None = None  # exact block dims
+    grid: tuple[int, ...] | None = None  # exact grid dims
+    max_block: tuple[int, ...] | None = None  # upper bounds only (maxntid)
+
+    @staticmethod
+    def of(fn_attrs: dict[str, Any], meta_launch: dict[str, Any] | None = None) -> Facts:
+        m = meta_launch or {}
+
+        def pick(*vals: Any) -> tuple[int, ...] | None:
+            for v in vals:
+                if v:
+                    return tuple(int(x) for x in v)
+            return None
+
+        return Facts(
+            block=pick(
+                fn_attrs.get("exact_block_dim"), fn_attrs.get("reqntid"), m.get("exact_block_dim"), m.get("reqntid")
+            ),
+            grid=pick(fn_attrs.get("exact_grid_dim"), m.get("exact_grid_dim")),
+            max_block=pick(fn_attrs.get("maxntid")),
+        )
+
+
+@dataclass
+class Ranges:
+    """Lazy, memoised evaluation of ideal values over one function's graph."""
+
+    gr: Graph
+    facts: Facts = field(default_factory=Facts)
+    meta_args: list[dict[str, Any]] = field(default_factory=list)
+    atoms: dict[Any, Atom] = field(default_factory=dict)
+    _memo: dict[Any, Affine] = field(default_factory=dict)
+    _busy: set[Any] = field(default_factory=set)
+    _fields: dict[int, list[Field]] = field(default_factory=dict)
+    budget: int = 200_000
+
+    # ------------------------------------------------------------------ public
+
+    def value(self, n: int) -> Affine:
+        """Ideal value of op ``n``'s (first) result."""
+        limit = sys.getrecursionlimit()
+        if limit < 20000:
+            sys.setrecursionlimit(20000)
+        try:
+            return self._value(n)
+        except _Cycle:
+            return self._opaque_atom(("cycle", n), f"loop value ({self.gr.op(n).name})", 64)
+        finally:
+            sys.setrecursionlimit(limit)
+
+    def operand(self, n: int, slot: int) -> Affine:
+        try:
+            return self._operand(n, slot)
+        except _Cycle:
+            return self._opaque_atom(("cycle", n, slot), "loop value", 64)
+
+    def interval(self, a: Affine, least_harm: bool = False) -> Interval:
+        iv = Interval(a.const, a.const)
+        for k, c in a.terms:
+            at = self.atoms[k]
+            if least_harm and not at.fixed:
+                p = at.iv.least_harm()
+                iv = iv + Interval(p * c, p * c)
+            else:
+                iv = iv + at.iv.scale(c)
+        return iv
+
+    def name(self, a: Affine) -> str:
+        parts = []
+        for k, c in a.terms:
+            nm = self.atoms[k].name
+            nm = f"({nm})" if any(ch in nm for ch in "+- ") and c != 1 else nm
+            parts.append(nm if c == 1 else f"{c}*{nm}")
+        if a.const or not parts:
+            parts.append(str(a.const))
+        return " + ".join(parts).replace("+ -", "- ")
+
+    # ------------------------------------------------------------------ evaluation
+
+    def _value(self, n: int) -> Affine:
+        if n in self._memo:
+            return self._memo[n]
+        if n in self._busy:
+            raise _Cycle()
+        self.budget -= 1
+        if self.budget < 0:
+            return self._opaque_atom(("budget", n), "value past the analysis budget", self.gr.op(n).width or 64)
+        self._busy.add(n)
+        try:
+            v = self._eval(n, self.gr.op(n))
+        finally:
+            self._busy.discard(n)
+        self._memo[n] = v
+        return v
+
+    def _operand(self, n: int, slot: int) -> Affine:
+        op = self.gr.op(n)
+        raw = op.operands[slot] if slot < len(op.operands) else None
+        if isinstance(raw, int):
+            return Affine.of_const(raw)
+        defs = self.gr.defs(n, slot)
+        if len(defs) == 1:
+            return self._value(defs[0])
+        if not defs:
+            return self._opaque_atom(("undef", n, slot), f"{raw} (no definition seen)", op.width or 64)
+        return self._join(("join", n, slot), defs, f"{raw}", op.width or 64)
+
+    def _join(self, key: Any, defs: list[int], label: str, width: int) -> Affine:
+        """Several definitions can reach: the union, bounded for simple induction variables."""
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._busy:
+            raise _Cycle()
+        self._busy.add(key)
+        try:
+            vals, cyclic = [], []
+            for d in defs:
+                try:
+                    vals.append(self._value(d))
+                except _Cycle:
+                    cyclic.append(d)
+            if not cyclic and vals and all(v == vals[0] for v in vals):
+                res = vals[0]
+            else:
+                ivs = [self.interval(v) for v in vals]
+                fixed = all(self._fixed(v) for v in vals)
+                iv = ivs[0] if ivs else free_range(width)
+                for x in ivs[1:]:
+                    iv = iv.union(x)
+                if cyclic:
+                    bound = self._induction_bound(cyclic, key)
+                    if bound is None:
+                        iv, fixed = free_range(width).union(iv), False
+                    else:
+                        iv = iv.union(Interval(iv.lo, bound))
+                res = self._atom(key, f"{label} (joined at IR line {self._line(key)})", iv, fixed)
+        finally:
+            self._busy.discard(key)
+        self._memo[key] = res
+        return res
+
+    def _line(self, key: Any) -> int:
+        n = key[1] if isinstance(key, tuple) and len(key) > 1 else key
+        return self.gr.op(n).line if isinstance(n, int) and n in self.gr.g else 0
+
+    def _induction_bound(self, cyclic: list[int], key: Any) -> int | None:
+        """``i = init; i += step while i < B``: the largest value the join can carry is B - 1 + step."""
+        best: int | None = None
+        for d in cyclic:
+            op = self.gr.op(d)
+            if op.kind is not Kind.ADD or len(op.operands) != 2:
+                return None
+            step = None
+            for s in (0, 1):
+                a = self._const_operand(d, s)
+                if a is not None:
+                    step = a
+            if step is None or step <= 0:
+                return None
+            # compares on the incremented value, or on the join itself (MLIR block argument)
+            cands = [d] + ([key] if isinstance(key, int) else [])
+            bound = None
+            for c in cands:
+                for u, slot in self.gr.users(c):
+                    uop = self.gr.op(u)
+                    if uop.kind is not Kind.ICMP or slot != 0:
+                        continue
+                    pred = uop.attrs.get("pred", "")
+                    if pred not in ("slt", "ult", "sle", "ule", "ne"):
+                        continue
+                    try:
+                        b = self.interval(self._operand(u, 1)).hi
+                    except _Cycle:
+                        continue
+                    b = b + (1 if pred in ("sle", "ule") else 0)
+                    bound = b if bound is None else max(bound, b)
+            if bound is None:
+                return None
+            v = bound - 1 + step
+            best = v if best is None else max(best, v)
+        return best
+
+    def _const_operand(self, n: int, slot: int) -> int | None:
+        op = self.gr.op(n)
+        raw = op.operands[slot]
+        if isinstance(raw, int):
+            return raw
+        defs = self.gr.defs(n, slot)
+        if len(defs) == 1:
+            d = self.gr.op(defs[0])
+            if d.kind is Kind.CONST and isinstance(d.attrs.get("value"), int):
+                return int(d.attrs["value"])
+        return None
+
+    def _fixed(self, a: Affine) -> bool:
+        return all(self.atoms[k].fixed for k, _ in a.terms)
+
+    def _atom(self, key: Any, name: str, iv: Interval, fixed: bool, opaque: bool = False) -> Affine:
+        if key not in self.atoms:
+            node = key if isinstance(key, int) else None
+            self.atoms[key] = Atom(key, name, iv, fixed, node, opaque)
+        return Affine.of_atom(key)
+
+    def _opaque_atom(self, key: Any, name: str, width: int) -> Affine:
+        return self._atom(key, name, free_range(width), False, opaque=True)
+
+    def _derived(self, n: int, name: str, iv: Interval, inputs: Iterable[Affine]) -> Affine:
+        fixed = all(self._fixed(a) for a in inputs)
+        if iv.lo == iv.hi:
+            return Affine.of_const(iv.lo)
+        return self._atom(n, name, iv, fixed)
+
+    def _eval(self, n: int, op: Op) -> Affine:  # noqa: C901 (one arm per op kind reads best flat)
+        k = op.kind
+        w = op.width or 64
+        if k is Kind.CONST:
+            v = op.attrs.get("value")
+            return Affine.of_const(int(v)) if isinstance(v, int) else self._opaque_atom(n, op.name, w)
+        if k is Kind.SREG:
+            return self._sreg(n, op)
+        if k is Kind.ARG:
+            return self._arg(n, op)
+        if k is Kind.PHI:
+            defs = self.gr.defs(n, 0)
+            if not defs:
+                return self._opaque_atom(n, op.text or op.name, w)
+            return self._join(n, defs, op.results[0] if op.results else "phi", w)
+        opnds = lambda: [self._operand(n, i) for i in range(len(op.operands))]  # noqa: E731
+        if k in (Kind.MOV, Kind.SEXT, Kind.ZEXT, Kind.TRUNC, Kind.CAST) and op.operands:
+            return self._operand(n, 0)
+        if k is Kind.ADD and len(op.operands) == 2:
+            a, b = opnds()
+            return a.add(b)
+        if k is Kind.SUB and len(op.operands) == 2:
+            a, b = opnds()
+            return a.add(b, -1)
+        if k is Kind.NEG and op.operands:
+            return self._operand(n, 0).scale(-1)
+        if k in (Kind.MUL, Kind.MULWIDE, Kind.MAD, Kind.MADWIDE) and len(op.operands) >= 2:
+            a, b = self._operand(n, 0), self._operand(n, 1)
+            prod = self._product(n, a, b)
+            if k in (Kind.MAD, Kind.MADWIDE) and len(op.operands) == 3:
+                return prod.add(self._operand(n, 2))
+            return prod
+        if k is Kind.SHL and len(op.operands) == 2:
+            a, b = opnds()
+            if b.is_const() and 0 <= b.const < 64:
+                return a.scale(1 << b.const)
+            return self._derived(n, f"{self.name(a)} << {self.name(b)}", signed_range(w), (a, b))
+        if k in (Kind.LSHR, Kind.ASHR, Kind.AND, Kind.OR, Kind.XOR, Kind.DIV, Kind.REM, Kind.MIN, Kind.MAX, Kind.MULHI):
+            if len(op.operands) < 2:
+                return self._opaque_atom(n, op.name, w)
+            a, b = opnds()
+            ia, ib = self.interval(a), self.interval(b)
+            return self._derived(n, _render(k, self.name(a), self.name(b)), _bitwise(k, ia, ib, w, op.signed), (a, b))
+        if k is Kind.SELECT and len(op.operands) == 3:
+            a, b = self._operand(n, 1), self._operand(n, 2)
+            if a == b:
+                return a
+            return self._derived(
+                n, f"select({self.name(a)}, {self.name(b)})", self.interval(a).union(self.interval(b)), (a, b)
+            )
+        if k is Kind.ICMP:
+            return self._atom(n, "comparison", Interval(0, 1), True)
+        if k is Kind.EXTRACT:
+            return self._extract(n, op)
+        if k is Kind.LOAD:
+            return self._atom(n, f"load({self._base_name(n, op)})", free_range(w), False)
+        return self._opaque_atom(n, f"{op.name} (opaque)", w)
+
+    def _product(self, n: int, a: Affine, b: Affine) -> Affine:
+        if a.is_const():
+            return b.scale(a.const)
+        if b.is_const():
+            return a.scale(b.const)
+        name = f"{_paren(self.name(a))}*{_paren(self.name(b))}"
+        return self._derived(n, name, self.interval(a).times(self.interval(b)), (a, b))
+
+    def _sreg(self, n: int, op: Op) -> Affine:
+        sreg = str(op.attrs.get("sreg", op.name))
+        base, _, dim = sreg.partition(".")
+        axis = "xyz".find(dim) if dim in ("x", "y", "z") else -1
+        launch = SREG_LAUNCH.get(base)
+        dims = self.facts.block if launch == "block" else self.facts.grid if launch == "grid" else None
+        if dims and axis >= 0 and axis < len(dims):
+            d = dims[axis]
+            if base in ("ntid", "nctaid"):
+                return Affine.of_const(d)
+            return self._atom(n, sreg, Interval(0, d - 1), True)
+        r = op.attrs.get("range")
+        iv = Interval(int(r[0]), int(r[1])) if r else free_range(op.width or 32)
+        if base == "tid" and self.facts.max_block and 0 <= axis < len(self.facts.max_block):
+            iv = Interval(0, min(iv.hi, self.facts.max_block[axis] - 1))
+        return self._atom(n, sreg, iv, False)
+
+    def _fields_of(self, index: int) -> list[Field]:
+        if index not in self._fields:
+            p = next((p for p in self.gr.fn.params if p.index == index), None)
+            meta = self.meta_args[index] if index < len(self.meta_args) else None
+            self._fields[index] = tensor_fields(index, p.type, meta) if p and p.type.startswith("!llvm") else []
+            if not self._fields[index] and meta and "modes" in meta:
+                # PTX: types are byte arrays; rebuild the struct from the capture's layout facts
+                self._fields[index] = tensor_fields(index, _struct_of(meta), meta)
+        return self._fields[index]
+
+    def _arg(self, n: int, op: Op) -> Affine:
+        index = int(op.attrs.get("param", -1))
+        w = op.width or 64
+        name = f"arg{index}"
+        if "offset" in op.attrs:  # PTX ld.param
+            f = field_by_offset(self._fields_of(index), int(op.attrs["offset"]))
+            name = f.name if f else f"arg{index}+{op.attrs['offset']}"
+        return self._atom(n, name, free_range(w), False)
+
+    def _extract(self, n: int, op: Op) -> Affine:
+        path = tuple(op.attrs.get("path", ()))
+        w = op.width or 64
+        defs = self.gr.defs(n, 0)
+        if len(defs) == 1 and self.gr.op(defs[0]).kind is Kind.ARG:
+            index = int(self.gr.op(defs[0]).attrs.get("param", -1))
+            f = field_by_path(self._fields_of(index), path)
+            name = f.name if f else f"arg{index}{list(path)}"
+            return self._atom(n, name, free_range(w), False)
+        return self._atom(n, f"field {list(path)} of {op.operands[0] if op.operands else '?'}", free_range(w), False)
+
+    def _base_name(self, n: int, op: Op) -> str:
+        """Which tensor a load reads from: the parameter at the root of its address, if one is."""
+        seen, stack = set(), [n]
+        while stack:
+            x = stack.pop()
+            for d, _, _k in self.gr.g.in_edges(x, keys=True):
+                if d in seen:
+                    continue
+                seen.add(d)
+                dop = self.gr.op(d)
+                if dop.kind is Kind.ARG:
+                    if "offset" in dop.attrs:
+                        return f"arg{dop.attrs.get('param')}"
+                    continue
+                if dop.kind is Kind.EXTRACT and tuple(dop.attrs.get("path", ())) == (0,):
+                    pd = self.gr.defs(d, 0)
+                    if pd and self.gr.op(pd[0]).kind is Kind.ARG:
+                        return f"arg{self.gr.op(pd[0]).attrs.get('param')}"
+                if dop.kind in (Kind.GEP, Kind.ADD, Kind.CAST, Kind.MOV, Kind.SUB, Kind.EXTRACT):
+                    stack.append(d)
+        return "memory"
+
+
+def _struct_of(meta: dict[str, Any]) -> str:
+    def part(kind: str) -> str:
+        ws = [
+            f"i{(m.get(kind) or {}).get('width', 64)}"
+            for m in meta["modes"]
+            if (m.get(kind) or {}).get("kind") == "dynamic"
+        ]
+        return "struct<()>" if not ws else ws[0] if len(ws) == 1 else f"struct<({', '.join(ws)})>"
+
+    return f"!llvm.struct<(ptr<1>, struct<({part('shape')}, {part('stride')})>)>"
+
+
+def _paren(s: str) -> str:
+    return f"({s})" if " " in s else s
+
+
+_SYMBOL = {Kind.LSHR: ">>", Kind.ASHR: ">>", Kind.AND: "&", Kind.OR: "|", Kind.XOR: "^", Kind.DIV: "/", Kind.REM: "%"}
+
+
+def _render(k: Kind, a: str, b: str) -> str:
+    if k in _SYMBOL:
+        return f"{_paren(a)} {_SYMBOL[k]} {_paren(b)}"
+    return f"{k.value}({a}, {b})"
+
+
+def _bitwise(k: Kind, a: Interval, b: Interval, w: int, signed: bool | None) -> Interval:
+    """Sound intervals for the non-linear integer ops."""
+    full = signed_range(w)
+    if k in (Kind.LSHR, Kind.ASHR):
+        if b.lo < 0 or b.hi >= w:
+            return full if k is Kind.ASHR else unsigned_range(w)
+        if a.lo >= 0 or k is Kind.ASHR:
+            return Interval(a.lo >> b.hi if a.lo >= 0 else a.lo >> b.lo, a.hi >> b.lo if a.hi >= 0 else a.hi >> b.hi)
+        return Interval(0, ((1 << w) - 1) >> b.lo)
+    if k is Kind.AND:
+        if b.lo >= 0 and a.lo >= 0:
+            return Interval(0, min(a.hi, b.hi))
+        if b.lo >= 0:
+            return Interval(0, b.hi)
+        if a.lo >= 0:
+            return Interval(0, a.hi)
+        return full
+    if k in (Kind.OR, Kind.XOR):
+        if a.lo >= 0 and b.lo >= 0:
+            return Interval(0, (1 << max(a.hi, b.hi).bit_length()) - 1)
+        return full
+    if k is Kind.DIV:
+        if b.lo > 0 and a.lo >= 0:
+            return Interval(a.lo // b.hi, a.hi // b.lo)
+        return full
+    if k is Kind.REM:
+        if b.lo > 0:
+            return (
+                Interval(0, min(b.hi - 1, a.hi if a.lo >= 0 else b.hi - 1))
+                if a.lo >= 0
+                else Interval(-(b.hi - 1), b.hi - 1)
+            )
+        return full
+    if k is Kind.MIN:
+        return Interval(min(a.lo, b.lo), min(a.hi, b.hi))
+    if k is Kind.MAX:
+        return Interval(max(a.lo, b.lo), max(a.hi, b.hi))
+    if k is Kind.MULHI:
+        if a.lo >= 0 and b.lo >= 0:
+            return Interval(0, (a.hi * b.hi) >> w)
+        return full
+    return full
