@@ -54,6 +54,74 @@ def cmd_capture(args: argparse.Namespace) -> int:
     return rc
 
 
+def _emit(res: object, fmt: str, environment: dict | None = None) -> None:
+    from irscan.report import json_report, text
+
+    if fmt == "json":
+        print(json_report.render(res.findings, res.kernels, res.unseen, environment=environment, errors=res.errors))  # type: ignore[attr-defined]
+    else:
+        print(text.render(res.findings, res.kernels, res.unseen))  # type: ignore[attr-defined]
+        for e in res.errors:  # type: ignore[attr-defined]
+            print(e, file=sys.stderr)
+
+
+def _irs(value: str) -> tuple[str, ...]:
+    irs = tuple(x.strip() for x in value.split(",") if x.strip())
+    bad = [x for x in irs if x not in ("mlir", "ptx")]
+    if bad or not irs:
+        raise ValueError(f"--ir takes mlir, ptx or mlir,ptx (got {value!r})")
+    return irs
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    from irscan.audit import reaches
+    from irscan.ir import IRSyntaxError
+    from irscan.scan import scan_paths
+
+    try:
+        res = scan_paths([Path(p) for p in args.paths], _irs(args.ir))
+    except IRSyntaxError as exc:
+        print(f"{exc.path}:{exc.line}:{exc.col}: error: {exc.message}", file=sys.stderr)
+        if exc.expected:
+            print(f"  expected one of: {', '.join(exc.expected[:15])}", file=sys.stderr)
+        return EXIT_USAGE
+    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError) as exc:
+        return _usage_error(str(exc))
+    _emit(res, args.format)
+    return EXIT_FINDINGS if reaches(res.findings, args.fail_on) else 0
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from irscan.audit import reaches, scan_safely
+    from irscan.capture import dsl_environment
+    from irscan.ir import IRSyntaxError
+    from irscan.runner import run_program
+
+    tmp = None if args.out else tempfile.TemporaryDirectory(prefix="irscan-audit-")
+    out = Path(args.out or tmp.name)  # type: ignore[union-attr]
+    try:
+        rc = run_program(_program(args), str(out), args.arch, args.lineinfo, args.strict,
+                         stdout_to_stderr=args.format == "json")  # fmt: skip
+        if rc != 0:
+            print(f"irscan: the audited program exited with status {rc}; scanning what it compiled", file=sys.stderr)
+        try:
+            res = scan_safely(out, args.strict, _irs(args.ir))
+        except IRSyntaxError as exc:
+            print(f"irscan: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        if not res.kernels:
+            print("irscan: no kernel was captured (nothing compiled through cute.compile / @cute.jit)", file=sys.stderr)
+            if args.strict:
+                return EXIT_USAGE
+        _emit(res, args.format, dsl_environment())
+        if args.strict and (res.errors or rc != 0):
+            return EXIT_USAGE
+        return EXIT_FINDINGS if reaches(res.findings, args.fail_on) else 0
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="irscan", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -61,6 +129,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="irscan-capture", help="folder for the captures (default ./irscan-capture)")
     _add_run_options(p)
     p.set_defaults(func=cmd_capture)
+
+    fail = {"choices": ["must", "may", "never"], "help": "exit 1 when findings reach this severity"}
+    p = sub.add_parser("scan", help="scan captured IR: files (.mlir, .ptx, .xz) or capture folders")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--fail-on", default="must", **fail)  # type: ignore[arg-type]
+    p.add_argument("--ir", default="mlir,ptx", help="which IRs to scan: mlir, ptx or mlir,ptx (default both)")
+    p.set_defaults(func=cmd_scan)
+
+    p = sub.add_parser("audit", help="run a program, capture what it compiles and scan it (compile-time audit)")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--fail-on", default="must", **fail)  # type: ignore[arg-type]
+    p.add_argument("--ir", default="mlir,ptx", help="which IRs to scan (default both)")
+    p.add_argument("--out", help="keep the captures in this folder (default: a temporary one)")
+    _add_run_options(p)
+    p.set_defaults(func=cmd_audit)
     return ap
 
 
@@ -74,5 +158,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    tempfile  # noqa: B018 (kept for subcommands that stage captures in a temporary folder)
     sys.exit(main())

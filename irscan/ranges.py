@@ -183,8 +183,9 @@ class Ranges:
         return iv
 
     def name(self, a: Affine) -> str:
+        """Readable form, largest term first: ``100000*ctaid.x + tid.x``."""
         parts = []
-        for k, c in a.terms:
+        for k, c in sorted(a.terms, key=lambda kc: -abs(kc[1]) * max(abs(self.atoms[kc[0]].iv.hi), 1)):
             nm = self.atoms[k].name
             nm = f"({nm})" if any(ch in nm for ch in "+- ") and c != 1 else nm
             parts.append(nm if c == 1 else f"{c}*{nm}")
@@ -222,11 +223,14 @@ class Ranges:
             return self._opaque_atom(("undef", n, slot), f"{raw} (no definition seen)", op.width or 64)
         return self._join(("join", n, slot), defs, f"{raw}", op.width or 64)
 
-    def _join(self, key: Any, defs: list[int], label: str, width: int) -> Affine:
-        """Several definitions can reach: the union, bounded for simple induction variables."""
+    def _join(self, key: Any, defs: list[int], label: str, width: int, owned: bool = False) -> Affine:
+        """Several definitions can reach: the union, bounded for simple induction variables.
+
+        ``owned``: the caller (a PHI node's own evaluation) already marked ``key`` busy.
+        """
         if key in self._memo:
             return self._memo[key]
-        if key in self._busy:
+        if key in self._busy and not owned:
             raise _Cycle()
         self._busy.add(key)
         try:
@@ -252,7 +256,8 @@ class Ranges:
                         iv = iv.union(Interval(iv.lo, bound))
                 res = self._atom(key, f"{label} (joined at IR line {self._line(key)})", iv, fixed)
         finally:
-            self._busy.discard(key)
+            if not owned:
+                self._busy.discard(key)
         self._memo[key] = res
         return res
 
@@ -341,7 +346,7 @@ class Ranges:
             defs = self.gr.defs(n, 0)
             if not defs:
                 return self._opaque_atom(n, op.text or op.name, w)
-            return self._join(n, defs, op.results[0] if op.results else "phi", w)
+            return self._join(n, defs, op.results[0] if op.results else "phi", w, owned=True)
         opnds = lambda: [self._operand(n, i) for i in range(len(op.operands))]  # noqa: E731
         if k in (Kind.MOV, Kind.SEXT, Kind.ZEXT, Kind.TRUNC, Kind.CAST) and op.operands:
             return self._operand(n, 0)

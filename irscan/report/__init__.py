@@ -1,0 +1,1 @@
+"""Renderers: every output format takes the same plain Findings (irscan/findings.py)."""

@@ -1,0 +1,34 @@
+"""The JSON document: a public contract (README, "JSON output").  Add fields; never rename them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from irscan import __version__
+from irscan.findings import Finding
+
+SCHEMA_VERSION = 1
+
+
+def document(findings: list[Finding], kernels: list[dict[str, Any]], unseen: dict[str, int],
+             environment: dict[str, Any] | None = None, errors: list[str] | None = None) -> dict[str, Any]:  # fmt: skip
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "irscan", "version": __version__},
+        "environment": environment or {},
+        "summary": {
+            "findings": len(findings),
+            "must": sum(f.severity == "must" for f in findings),
+            "may": sum(f.severity == "may" for f in findings),
+            "kernels_scanned": len(kernels),
+        },
+        "findings": [f.to_json() for f in findings],
+        "kernels": kernels,
+        "unseen_ops": unseen,
+        "errors": errors or [],
+    }
+
+
+def render(findings: list[Finding], kernels: list[dict[str, Any]], unseen: dict[str, int], **kw: Any) -> str:
+    return json.dumps(document(findings, kernels, unseen, **kw), indent=2, default=str)

@@ -1,0 +1,67 @@
+"""Compiler-diagnostic style text: the Python line first, then the chain op by op, the witness, the fix."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from irscan.findings import Finding
+
+LABEL = {"must": "error", "may": "warning"}
+
+
+def _where(f: Finding) -> str:
+    if f.file:
+        return f"{f.file}:{f.line}:{f.col or 0}"
+    return f"{f.ir_file}:{f.ir_line}"
+
+
+def _num(v: int) -> str:
+    return f"{v:,}"
+
+
+def render_finding(f: Finding) -> str:
+    lines = [f"{_where(f)}: {LABEL.get(f.severity, f.severity)}[{f.severity}]: {f.check} in {f.kernel} ({f.ir})"]
+    if f.source:
+        lines.append(f"    {f.source}")
+    if f.source_precision == "kernel":
+        lines.append("    (no line info in the IR: this is the kernel's definition; rerun with line info for the statement)")
+    lines.append(f"  {f.message}")
+    lines.append(f"  chain ({f.ir_file}):")
+    width = max((len(s.text[:90]) for s in f.chain), default=0)
+    for s in f.chain:
+        rng = f"[{_num(s.range[0])}, {_num(s.range[1])}]" if s.range else ""
+        mark = "  <- wraps" if s.wraps else ""
+        note = f"  ({s.note})" if s.note else ""
+        lines.append(f"    {s.ir_line:>6} | {s.text[:90]:<{width}}  {rng}{mark}{note}")
+    if f.witness and f.wraps_when:
+        w = f.witness
+        lines.append(
+            f"  witness: {f.wraps_when['text'].replace('>=', '=')}: true value {_num(w['true'])} -> i32 "
+            f"{_num(w['i32'])} -> {w['extension']}-extended {w['extended_hex']}"
+        )
+        if f.wraps_when.get("input_fixed_by_launch"):
+            lo, hi = f.wraps_when["input_range"]
+            lines.append(f"  the launch reaches {f.wraps_when['input']} in [{_num(lo)}, {_num(hi)}]")
+    if f.undefined_behaviour:
+        lines.append("  note: the i32 op is nsw: overflow is undefined behaviour in LLVM, whatever today's PTX does")
+    for n in f.notes:
+        lines.append(f"  note: {n}")
+    if f.twin:
+        lines.append(f"  same access in the other IR: finding {f.twin}")
+    lines.append(f"  fix: {f.fix}")
+    return "\n".join(lines)
+
+
+def render(findings: Iterable[Finding], kernels: list[dict[str, object]], unseen: dict[str, int]) -> str:
+    fs = list(findings)
+    out = [render_finding(f) + "\n" for f in fs]
+    must = sum(f.severity == "must" for f in fs)
+    irs = sorted({str(k["ir"]) for k in kernels})
+    out.append(
+        f"irscan: {len(fs)} finding(s) ({must} must, {len(fs) - must} may) in {len(kernels)} kernel scan(s) "
+        f"[{', '.join(irs) or 'no IR'}]"
+    )
+    if unseen:
+        top = ", ".join(f"{k} x{v}" for k, v in sorted(unseen.items(), key=lambda kv: -kv[1])[:8])
+        out.append(f"irscan: ops the analysis could not see into (treated as unknown inputs): {top}")
+    return "\n".join(out)

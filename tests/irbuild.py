@@ -1,0 +1,44 @@
+"""A tiny builder of ir.py modules for unit tests of the analysis floors (graph, ranges, checks).
+
+Real captures drive the end-to-end tests; these hand-made functions pin down one rule each.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from irscan.ir import Block, Function, Kind, Module, Op, Param, Successor
+
+
+class FnBuilder:
+    def __init__(self, name: str = "k", ir: str = "mlir", **attrs: Any):
+        self.fn = Function(name=name, kernel=True, attrs=dict(attrs))
+        self.module = Module(ir=ir, path="test.mlir", functions=[self.fn])  # type: ignore[arg-type]
+        self.block("entry")
+        self._n = 0
+
+    def block(self, label: str, args: tuple[str, ...] = (), widths: tuple[int, ...] = ()) -> Block:
+        b = Block(label=label, args=args, arg_widths=widths)
+        self.fn.blocks.append(b)
+        return b
+
+    def param(self, name: str, type_text: str) -> str:
+        self.fn.params.append(Param(name=name, type=type_text, index=len(self.fn.params)))
+        return name
+
+    def op(self, kind: Kind, *operands: Any, width: int = 32, result: bool = True, **kw: Any) -> str:
+        self._n += 1
+        res = f"%{self._n}" if result else None
+        b = self.fn.blocks[-1]
+        op = Op(id=self._n, kind=kind, name=kw.pop("name", f"llvm.{kind.value}"), results=(res,) if res else (),
+                operands=tuple(operands), width=width, line=self._n, text=f"{res} = {kind.value}",
+                block=len(self.fn.blocks) - 1, **kw)  # fmt: skip
+        b.ops.append(op)
+        return res or ""
+
+    def const(self, v: int, width: int = 32) -> str:
+        return self.op(Kind.CONST, width=width, attrs={"value": v})
+
+    def branch(self, *succs: tuple[str, tuple[str, ...]], cond: str | None = None) -> None:
+        self.op(Kind.BRANCH, *(x for x in [cond] if x), result=False, width=0)
+        self.fn.blocks[-1].succs = [Successor(label, ops) for label, ops in succs]

@@ -1,0 +1,129 @@
+"""Ideal-value ranges and exact affine thresholds on hand-made functions (one rule per test)."""
+
+from __future__ import annotations
+
+from irbuild import FnBuilder
+
+from irscan import checks, dataflow
+from irscan.ir import Kind
+from irscan.ranges import Facts, Interval, Ranges
+
+TENSOR = "!llvm.struct<(ptr<1>, struct<(struct<()>, struct<()>)>)>"
+
+
+def _ranges(b: FnBuilder) -> tuple[dataflow.Graph, Ranges]:
+    gr = dataflow.build(b.module, b.fn)
+    return gr, Ranges(gr, Facts.of(b.fn.attrs))
+
+
+def _static_rowmajor(grid: int | None, stride: int = 100000) -> FnBuilder:
+    attrs = {"exact_block_dim": (128, 1, 1)}
+    if grid:
+        attrs["exact_grid_dim"] = (grid, 1, 1)
+    b = FnBuilder(**attrs)
+    a = b.param("%arg0", TENSOR)
+    s = b.const(stride)
+    tid = b.op(Kind.SREG, attrs={"sreg": "tid.x", "range": (0, 1023)})
+    bid = b.op(Kind.SREG, attrs={"sreg": "ctaid.x", "range": (0, 2**31 - 1)})
+    m = b.op(Kind.MUL, bid, s, flags=frozenset({"nsw"}))
+    i = b.op(Kind.ADD, m, tid, flags=frozenset({"nsw"}))
+    base = b.op(Kind.EXTRACT, a, width=0, attrs={"path": (0,)})
+    p = b.op(Kind.GEP, base, i, width=0, space="global", attrs={"indices": [("dyn", 1, 32)], "elem_size": 4})
+    b.op(Kind.LOAD, p, width=0, addr=0, space="global")
+    return b
+
+
+def test_affine_form_and_exact_threshold_for_static_stride() -> None:
+    b = _static_rowmajor(grid=100000)
+    gr, rg = _ranges(b)
+    fs = checks.run(gr, rg, checks.Context("k", "test.mlir"))
+    assert len(fs) == 1
+    f = fs[0]
+    assert f.check == "narrow-widened-late" and f.severity == "must"
+    assert f.expression == "100000*ctaid.x + tid.x"
+    # 21474*100000 + 127 = 2,147,400,127 fits; 21475*100000 = 2,147,500,000 does not
+    assert f.wraps_when["input"] == "ctaid.x" and f.wraps_when["threshold"] == 21475
+    assert f.witness["true"] == 21475 * 100000 + 127
+    assert f.witness["i32"] == 21475 * 100000 + 127 - 2**32
+    assert f.undefined_behaviour
+
+
+def test_dynamic_grid_is_may_not_must() -> None:
+    gr, rg = _ranges(_static_rowmajor(grid=None))
+    (f,) = checks.run(gr, rg, checks.Context("k", "test.mlir"))
+    assert f.severity == "may" and f.wraps_when["threshold"] == 21475
+
+
+def test_small_grid_is_proven_safe() -> None:
+    gr, rg = _ranges(_static_rowmajor(grid=21474))
+    assert checks.run(gr, rg, checks.Context("k", "test.mlir")) == []
+
+
+def test_unscaled_sum_of_free_inputs_is_not_reported() -> None:
+    b = FnBuilder()
+    a = b.param("%arg0", "!llvm.struct<(ptr<1>, struct<(i32, struct<()>)>)>")
+    n = b.op(Kind.EXTRACT, a, attrs={"path": (1, 0)})
+    one = b.const(1)
+    i = b.op(Kind.ADD, n, one)
+    base = b.op(Kind.EXTRACT, a, width=0, attrs={"path": (0,)})
+    p = b.op(Kind.GEP, base, i, width=0, attrs={"indices": [("dyn", 1, 32)]})
+    b.op(Kind.STORE, one, p, width=32, addr=1, space="global")
+    gr, rg = _ranges(b)
+    assert checks.run(gr, rg, checks.Context("k", "test.mlir")) == []
+
+
+def test_fast_division_high_half_fits_so_trunc_is_safe() -> None:
+    b = FnBuilder()
+    a = b.param("%arg0", "!llvm.struct<(ptr<1>, struct<(i32, struct<()>)>)>")
+    x = b.op(Kind.EXTRACT, a, attrs={"path": (1, 0)})
+    xz = b.op(Kind.ZEXT, x, width=64, src_width=32)
+    magic = b.const(2863311531, width=64)
+    prod = b.op(Kind.MUL, xz, magic, width=64)
+    hi = b.op(Kind.LSHR, prod, b.const(32, 64), width=64)
+    q = b.op(Kind.TRUNC, hi, width=32, src_width=64)
+    base = b.op(Kind.EXTRACT, a, width=0, attrs={"path": (0,)})
+    p = b.op(Kind.GEP, base, q, width=0, attrs={"indices": [("dyn", 1, 32)]})
+    b.op(Kind.LOAD, p, width=0, addr=0)
+    gr, rg = _ranges(b)
+    assert rg.interval(rg.value(6 + 1)).hi < 2**31  # the trunc's value
+    assert checks.run(gr, rg, checks.Context("k", "test.mlir")) == []
+
+
+def test_trunc_of_a_wide_product_then_sext_is_reported() -> None:
+    # NVIDIA/cutlass#3208: llvm.mul i64 -> trunc -> sext -> gep
+    b = FnBuilder()
+    a = b.param("%arg0", "!llvm.struct<(ptr<1>, struct<(i32, i64)>)>")
+    row = b.op(Kind.EXTRACT, a, attrs={"path": (1, 0)})
+    stride = b.op(Kind.EXTRACT, a, width=64, attrs={"path": (1, 1)})
+    rw = b.op(Kind.SEXT, row, width=64, src_width=32)
+    off = b.op(Kind.MUL, rw, stride, width=64)
+    t = b.op(Kind.TRUNC, off, width=32, src_width=64)
+    e = b.op(Kind.SEXT, t, width=64, src_width=32)
+    base = b.op(Kind.EXTRACT, a, width=0, attrs={"path": (0,)})
+    p = b.op(Kind.GEP, base, e, width=0, attrs={"indices": [("dyn", 1, 64)]})
+    b.op(Kind.LOAD, p, width=0, addr=0)
+    gr, rg = _ranges(b)
+    (f,) = checks.run(gr, rg, checks.Context("k", "test.mlir"))
+    assert f.check == "trunc-then-extend" and f.severity == "may"
+    assert f.wraps_when["input"] == "arg0.shape[0]*arg0.stride[0]" and f.wraps_when["threshold"] == 2**31
+
+
+def test_loop_induction_variable_is_bounded_by_its_compare() -> None:
+    b = FnBuilder(exact_block_dim=(32, 1, 1))
+    a = b.param("%arg0", TENSOR)
+    zero = b.const(0)
+    b.branch(("loop", (zero,)))
+    b.block("loop", args=("%i",), widths=(32,))
+    c = b.const(4096)
+    m = b.op(Kind.MUL, "%i", c, flags=frozenset({"nsw"}))
+    base = b.op(Kind.EXTRACT, a, width=0, attrs={"path": (0,)})
+    p = b.op(Kind.GEP, base, m, width=0, attrs={"indices": [("dyn", 1, 32)]})
+    b.op(Kind.LOAD, p, width=0, addr=0)
+    nxt = b.op(Kind.ADD, "%i", b.const(1))
+    cmp = b.op(Kind.ICMP, nxt, b.const(64), attrs={"pred": "slt"})
+    b.branch(("loop", (nxt,)), ("exit", ()), cond=cmp)
+    b.block("exit")
+    gr, rg = _ranges(b)
+    phi = next(n for n in gr.nodes() if gr.op(n).kind is Kind.PHI)
+    assert rg.interval(rg.value(phi)) == Interval(0, 64)
+    assert checks.run(gr, rg, checks.Context("k", "test.mlir")) == []
