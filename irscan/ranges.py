@@ -432,7 +432,17 @@ class Ranges:
         if "offset" in op.attrs:  # PTX ld.param
             f = field_by_offset(self._fields_of(index), int(op.attrs["offset"]))
             name = f.name if f else f"arg{index}+{op.attrs['offset']}"
+            if f is not None and f.width > w:  # a 32-bit load of a 64-bit field: the ideal value is the field's
+                w = f.width
         return self._atom(n, name, free_range(w), False)
+
+    def narrow_param(self, n: int) -> bool:
+        """A PTX ``ld.param`` narrower than the parameter field it reads (a narrowing with no cvt)."""
+        op = self.gr.op(n)
+        if op.kind is not Kind.ARG or "offset" not in op.attrs:
+            return False
+        f = field_by_offset(self._fields_of(int(op.attrs.get("param", -1))), int(op.attrs["offset"]))
+        return f is not None and 0 < op.width < f.width
 
     def _extract(self, n: int, op: Op) -> Affine:
         path = tuple(op.attrs.get("path", ()))

@@ -33,22 +33,16 @@ def run(gr: Graph, rg: Ranges, ctx: Context) -> list[Finding]:
     seen: set[tuple[str, str]] = set()
     for w in widening_points(gr):
         c = evaluate(gr, rg, w)
-        if c is None or not (c.must or c.scaled or _is_trunc(gr, c)):
+        if c is None or not (c.must or c.scaled or c.narrowing):
             continue
         for check in CHECKS:
             if check.applies(gr, c):
                 f = explain(gr, rg, c, check.ID, ctx)
-                key = (f.check, f.expression + f"@{f.chain[-1].ir_line if f.chain else 0}")
                 if (f.check, f.id) not in seen:
                     seen.add((f.check, f.id))
                     out.append(f)
-                del key
                 break
     return _merge_same_access(out)
-
-
-def _is_trunc(gr: Graph, c: object) -> bool:
-    return trunc_then_extend.applies(gr, c)  # type: ignore[arg-type]
 
 
 def _merge_same_access(fs: list[Finding]) -> list[Finding]:

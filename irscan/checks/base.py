@@ -37,6 +37,7 @@ class Widening:
     slot: int  # which operand of it is the narrow value
     signed: bool
     how: str  # "sext", "zext", "gep-index", "mul.wide.s32", ...
+    sink_from: int | None = None  # where the widened value continues (default: node)
 
 
 @dataclass
@@ -49,6 +50,7 @@ class Candidate:
     sinks: list[int]
     slice: list[int]  # narrow ops feeding the widening point, in IR order
     culprit: int | None
+    narrowing: bool  # the culprit narrows a 64-bit value (trunc, 32-bit load of a 64-bit field, shl/shr idiom)
     must: bool
     scaled: bool  # some free input is scaled (coef >= 2 or a product): see checks/__init__.py
     extra: dict[str, object] = field(default_factory=dict)
@@ -69,7 +71,29 @@ def widening_points(gr: Graph) -> list[Widening]:
             for slot in (0, 1):
                 if slot < len(op.operands) and not isinstance(op.operands[slot], int):
                     out.append(Widening(n, slot, bool(op.signed), op.name))
+        elif k in (Kind.ASHR, Kind.LSHR) and op.width == 64 and _shift_amount(gr, n, 1) == 32:
+            # PTX's extend-in-register idiom: (x << 32) >> 32 keeps only x's low 32 bits, re-extended
+            for d in gr.defs(n, 0):
+                dop = gr.op(d)
+                if dop.width == 64 and ((dop.kind is Kind.SHL and _shift_amount(gr, d, 1) == 32) or
+                                        (dop.kind is Kind.MUL and _shift_amount(gr, d, 1) == 1 << 32)):  # fmt: skip
+                    how = f"{dop.name} 32 + {op.name} 32 ({'sign' if k is Kind.ASHR else 'zero'}-extend in register)"
+                    out.append(Widening(d, 0, k is Kind.ASHR, how, sink_from=n))
     return out
+
+
+def _shift_amount(gr: Graph, n: int, slot: int) -> int | None:
+    op = gr.op(n)
+    if slot >= len(op.operands):
+        return None
+    raw = op.operands[slot]
+    if isinstance(raw, int):
+        return raw
+    ds = gr.defs(n, slot)
+    if len(ds) == 1 and gr.op(ds[0]).kind is Kind.CONST:
+        v = gr.op(ds[0]).attrs.get("value")
+        return v if isinstance(v, int) else None
+    return None
 
 
 def sinks_of(gr: Graph, start: int, limit: int = 4000) -> list[int]:
@@ -118,7 +142,7 @@ def op_limit(op: Op, widening_signed: bool) -> Interval:
 
 
 def evaluate(gr: Graph, rg: Ranges, w: Widening) -> Candidate | None:
-    sinks = sinks_of(gr, w.node)
+    sinks = sinks_of(gr, w.sink_from if w.sink_from is not None else w.node)
     if not sinks:
         return None
     value = rg.operand(w.node, w.slot)
@@ -127,13 +151,18 @@ def evaluate(gr: Graph, rg: Ranges, w: Widening) -> Candidate | None:
         return None
     must = _leaves(rg.interval(value, least_harm=True), limit)
     sl = narrow_slice(gr, w.node, w.slot)
-    culprit = None
-    for d in sl:
+    culprit, narrowing = None, False
+    if w.sink_from is not None:  # the idiom itself is the narrowing
+        culprit, narrowing = w.node, True
+    for d in sl if culprit is None else ():
         op = gr.op(d)
+        if op.kind is Kind.ARG and rg.narrow_param(d):
+            culprit, narrowing = d, True
+            break
         if op.kind is Kind.TRUNC and op.operands:
             iv = rg.interval(rg.operand(d, 0))
             if _leaves(iv, limit):
-                culprit = d
+                culprit, narrowing = d, True
                 break
         elif op.kind in NARROW_ARITH - {Kind.MOV, Kind.PHI, Kind.SELECT} and op.width and op.width <= 32:
             iv = rg.interval(rg.value(d))
@@ -145,7 +174,7 @@ def evaluate(gr: Graph, rg: Ranges, w: Widening) -> Candidate | None:
         not rg.atoms[k].fixed and (abs(c) >= 2 or "*" in rg.atoms[k].name or "<<" in rg.atoms[k].name)
         for k, c in value.terms
     )
-    return Candidate(w, value, limit, sinks, sl, culprit, must, scaled)
+    return Candidate(w, value, limit, sinks, sl, culprit, narrowing, must, scaled)
 
 
 def _leaves(iv: Interval, limit: Interval) -> bool:

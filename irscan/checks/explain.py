@@ -119,9 +119,15 @@ def explain(gr: Graph, rg: Ranges, c: Candidate, check: str, ctx: Context) -> Fi
         th["undefined_behaviour_from"] = "2^31 (nsw)" if ub else None
         th["wraps_at"] = "2^31" if w.signed else "2^32"
 
-    chain = [_step(gr, rg, d, _role(gr.op(d)), wraps=d == c.culprit) for d in c.slice]
-    chain.append(_step(gr, rg, w.node, "widening", note=f"{w.how}: {'sign' if w.signed else 'zero'}-extends"))
-    for d in _path_to_sink(gr, w.node, c.sinks[0]):
+    chain = [
+        _step(gr, rg, d, _role(gr.op(d)), wraps=d == c.culprit) for d in c.slice if gr.op(d).kind is not Kind.CONST
+    ]
+    chain.append(_step(gr, rg, w.node, "widening", wraps=w.node == c.culprit,
+                       note=f"{w.how}: {'sign' if w.signed else 'zero'}-extends"))  # fmt: skip
+    start = w.sink_from if w.sink_from is not None else w.node
+    if start != w.node:
+        chain.append(_step(gr, rg, start, "widening"))
+    for d in _path_to_sink(gr, start, c.sinks[0]):
         chain.append(_step(gr, rg, d, "address"))
     chain.append(_step(gr, rg, c.sinks[0], "access"))
 
@@ -132,13 +138,15 @@ def explain(gr: Graph, rg: Ranges, c: Candidate, check: str, ctx: Context) -> Fi
     what = "TRUNC" if check == "trunc-then-extend" else "arithmetic"
     lim = "2^31 - 1" if c.limit.lo < 0 else "2^32 - 1"
     if what == "TRUNC" and culprit is not None:
-        msg = f"64-bit value truncated to 32 bits ({culprit.text}) and {'sign' if w.signed else 'zero'}-extended back"
+        ext = "sign" if w.signed else "zero"
+        msg = f"64-bit value {expr} is narrowed to 32 bits ({culprit.text}) and {ext}-extended back"
     else:
         msg = f"{expr} is computed in 32 bits"
-    msg += f"; it reaches {full.hi:,} (> {lim})"
+    if c.must:
+        msg += f"; at this launch it reaches {full.hi:,} (> {lim})"
     if th:
         msg += f", wrapping when {th['text']}"
-    msg += f", and feeds the address of a {space} {sinks[0]['kind']}"
+    msg += f"{',' if c.must else ';'} and feeds the address of a {space} {sinks[0]['kind']}"
     if ub:
         msg += "; the i32 op carries nsw, so the overflow is undefined behaviour, not merely a wrap"
     return Finding(

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from irscan.checks.base import Candidate
 from irscan.dataflow import Graph
-from irscan.ir import Kind
 
 ID = "narrow-widened-late"
 TITLE = "32-bit index arithmetic widened to 64 bits only after it can wrap"
 
 
 def applies(gr: Graph, c: Candidate) -> bool:
-    return c.culprit is None or gr.op(c.culprit).kind is not Kind.TRUNC
+    return not c.narrowing

@@ -2,19 +2,19 @@
 
 ``llvm.trunc ... : i64 to i32`` later ``sext``/``zext``-ed (or used as an i32 GEP index), as in
 NVIDIA/cutlass#3208 (``cute.domain_offset`` in 4.5.0).  Safe when the 64-bit value provably fits,
-e.g. the high half of a fast-division product.  Examples: corpus/programs (manifest.json, check
-"trunc-then-extend").
+e.g. the high half of a fast-division product.  PTX hides the same narrowing without a ``cvt``:
+a 32-bit ``ld.param`` of a 64-bit parameter field, or ``shl.b64 32`` + ``shr.s64 32`` in a register.
+Examples: corpus/programs (manifest.json, check "trunc-then-extend").
 """
 
 from __future__ import annotations
 
 from irscan.checks.base import Candidate
 from irscan.dataflow import Graph
-from irscan.ir import Kind
 
 ID = "trunc-then-extend"
 TITLE = "64-bit value truncated to 32 bits, then extended again into an address"
 
 
 def applies(gr: Graph, c: Candidate) -> bool:
-    return c.culprit is not None and gr.op(c.culprit).kind is Kind.TRUNC
+    return c.narrowing

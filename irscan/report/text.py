@@ -24,7 +24,9 @@ def render_finding(f: Finding) -> str:
     if f.source:
         lines.append(f"    {f.source}")
     if f.source_precision == "kernel":
-        lines.append("    (no line info in the IR: this is the kernel's definition; rerun with line info for the statement)")
+        lines.append(
+            "    (no line info in the IR: this is the kernel's definition; rerun with line info for the statement)"
+        )
     lines.append(f"  {f.message}")
     lines.append(f"  chain ({f.ir_file}):")
     width = max((len(s.text[:90]) for s in f.chain), default=0)
