@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from irscan import checks, dataflow
+from irscan import checks, dataflow, twins
 from irscan.findings import Finding
 from irscan.ir import IRKind, Module
 from irscan.ranges import Facts, Ranges
@@ -122,6 +122,7 @@ def scan_capture(folder: Path, irs: tuple[str, ...] = ("mlir", "ptx")) -> ScanRe
     for f in ir_files(folder):
         if detect_ir(f, "") in irs:
             res.extend(scan_file(f, meta))
+    twins.pair(res.findings)
     return res
 
 
