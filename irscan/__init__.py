@@ -19,7 +19,7 @@ def __getattr__(name: str) -> Any:
 
         return capture
     if name == "audit":
-        from irscan.audit import audit
+        from irscan.auditing import audit
 
         return audit
     raise AttributeError(name)

@@ -74,7 +74,7 @@ def _irs(value: str) -> tuple[str, ...]:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from irscan.audit import reaches
+    from irscan.auditing import reaches
     from irscan.ir import IRSyntaxError
     from irscan.scan import scan_paths
 
@@ -92,7 +92,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from irscan.audit import reaches, scan_safely
+    from irscan.auditing import reaches, scan_safely
     from irscan.capture import dsl_environment
     from irscan.ir import IRSyntaxError
     from irscan.runner import run_program

@@ -394,12 +394,10 @@ def wheel(tmp_path_factory) -> Path:
 
 
 def test_wheel_ships_the_pth_line_into_site_packages(wheel):
+    """At the wheel's root, so the installer puts it straight into site-packages on any Python."""
     names = zipfile.ZipFile(wheel).namelist()
-    data = [n for n in names if n.endswith("irscan-capture.pth")]
-    prefix = re.escape(f"irscan-{irscan.__version__}.data/data/")
-    assert len(data) == 1 and re.fullmatch(prefix + r"(.+/)?(site|dist)-packages/irscan-capture\.pth", data[0]), data
-    assert zipfile.ZipFile(wheel).read(data[0]) == (REPO / "irscan-capture.pth").read_bytes()
-    assert "irscan/_boot/sitecustomize.py" in names
+    assert "irscan-capture.pth" in names, names
+    assert zipfile.ZipFile(wheel).read("irscan-capture.pth") == (REPO / "irscan-capture.pth").read_bytes()
 
 
 @pytest.mark.slow
