@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 
-import irscan
 from irscan.capture import DEFAULT_ARCH, NO_CACHE_ENV, _has_gpu
 from irscan.runner import BOOT_DIR
 
