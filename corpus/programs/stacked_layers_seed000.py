@@ -23,16 +23,16 @@ import cutlass
 import cutlass.cute as cute
 from cutlass.cute.runtime import make_fake_tensor
 
-L, I, H = 48, 13824, 5120  # layers, intermediate size, hidden size
+L, INTER, H = 48, 13824, 5120  # layers, intermediate size, hidden size
 VEC = 8  # 8 x bf16 = one 16-byte load
-T_UP, T_DOWN = 128, 192  # H / (128 * 8) = 5 chunks, I / (192 * 8) = 9 chunks
+T_UP, T_DOWN = 320, 576  # H / (320 * 8) = 2 chunks, INTER / (576 * 8) = 3 chunks
 
 
 @cute.kernel
 def mlp_gate_up(w_gate: cute.Tensor, w_up: cute.Tensor, x: cute.Tensor, h: cute.Tensor, layer: cutlass.Constexpr):
     tidx, _, _ = cute.arch.thread_idx()
     n, _, _ = cute.arch.block_idx()
-    g_row = cute.zipped_divide(w_gate[layer, n, None], (VEC * T_UP,))  # ((1024), 5)
+    g_row = cute.zipped_divide(w_gate[layer, n, None], (VEC * T_UP,))  # ((2560), 2)
     u_row = cute.zipped_divide(w_up[layer, n, None], (VEC * T_UP,))
     xs = cute.zipped_divide(x, (VEC * T_UP,))
     g = cutlass.Float32(0.0)
@@ -50,10 +50,10 @@ def mlp_gate_up(w_gate: cute.Tensor, w_up: cute.Tensor, x: cute.Tensor, h: cute.
 def mlp_down(w_down: cute.Tensor, hv: cute.Tensor, y: cute.Tensor, layer: cutlass.Constexpr):
     tidx, _, _ = cute.arch.thread_idx()
     m, _, _ = cute.arch.block_idx()
-    d_row = cute.zipped_divide(w_down[layer, m, None], (VEC * T_DOWN,))  # ((1536), 9)
+    d_row = cute.zipped_divide(w_down[layer, m, None], (VEC * T_DOWN,))  # ((4608), 3)
     hs = cute.zipped_divide(hv, (VEC * T_DOWN,))
     acc = cutlass.Float32(0.0)
-    for c in cutlass.range_constexpr(I // (VEC * T_DOWN)):
+    for c in cutlass.range_constexpr(INTER // (VEC * T_DOWN)):
         dv = cute.zipped_divide(d_row[None, c], (VEC,))[None, tidx].load().to(cutlass.Float32)
         hx = cute.zipped_divide(hs[None, c], (VEC,))[None, tidx].load().to(cutlass.Float32)
         acc += (dv * hx).reduce(cute.ReductionOp.ADD, 0.0, 0)
@@ -62,7 +62,7 @@ def mlp_down(w_down: cute.Tensor, hv: cute.Tensor, y: cute.Tensor, layer: cutlas
 
 @cute.jit
 def mlp_layer(w_gate, w_up, w_down, x, h, hv, y, layer: cutlass.Constexpr):
-    mlp_gate_up(w_gate, w_up, x, h, layer).launch(grid=(I, 1, 1), block=(T_UP, 1, 1))
+    mlp_gate_up(w_gate, w_up, x, h, layer).launch(grid=(INTER, 1, 1), block=(T_UP, 1, 1))
     mlp_down(w_down, hv, y, layer).launch(grid=(H, 1, 1), block=(T_DOWN, 1, 1))
 
 
@@ -75,9 +75,9 @@ def bf16(shape):
     return make_fake_tensor(cutlass.BFloat16, shape, stride=tuple(stride), assumed_align=16)
 
 
-w_gate, w_up, w_down = bf16((L, I, H)), bf16((L, I, H)), bf16((L, H, I))
-x, hv = bf16((H,)), bf16((I,))
-h = make_fake_tensor(cutlass.Float32, (I, T_UP), stride=(T_UP, 1), assumed_align=16)
+w_gate, w_up, w_down = bf16((L, INTER, H)), bf16((L, INTER, H)), bf16((L, H, INTER))
+x, hv = bf16((H,)), bf16((INTER,))
+h = make_fake_tensor(cutlass.Float32, (INTER, T_UP), stride=(T_UP, 1), assumed_align=16)
 y = make_fake_tensor(cutlass.Float32, (H, T_DOWN), stride=(T_DOWN, 1), assumed_align=16)
 LAYER = 30  # the last layer whose constant layer * 70,778,880 fits in i32
 cute.compile(mlp_layer, w_gate, w_up, w_down, x, h, hv, y, LAYER)
