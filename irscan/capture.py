@@ -336,7 +336,14 @@ def _hooked_compile(self: Any, module: Any, pipeline: str, *args: Any, **kwargs:
         return _original(self, module, pipeline, *args, **kwargs)
     overhead = time.perf_counter() - t0
 
-    _original(self, module, first, *args, **kwargs)  # user errors surface here unchanged
+    # The DSL's post-compile hook (TVM-FFI wrapping, verification) expects a fully lowered module:
+    # it must run once, after the tail, exactly as in a plain compile.
+    post_hook = getattr(self, "_post_compile_hook", None)
+    self._post_compile_hook = None
+    try:
+        _original(self, module, first, *args, **kwargs)  # user errors surface here unchanged
+    finally:
+        self._post_compile_hook = post_hook
 
     t1 = time.perf_counter()
     text = None

@@ -21,9 +21,8 @@ instead and says ``"cubin_dropped": true`` in meta.json), and writes ``index.jso
 ``versions.json``.  ``loc(...)`` paths and PTX ``.file`` lines keep the absolute site-packages paths
 of the machine that ran this.
 
-Two workarounds live here: :func:`_install_post_hook_shim` (irscan's two-half compile ran the DSL's
-TVM-FFI post-compile hook on the half-lowered module) and :func:`loc_safe` (the printer's
-location-bearing output does not parse back as it is).
+One workaround lives here: :func:`loc_safe` (the printer's location-bearing output does not parse
+back as it is).
 """
 
 from __future__ import annotations
@@ -244,35 +243,6 @@ def _set_env(arch: str) -> None:
     os.environ["FLASH_ATTENTION_NUM_SMS"] = "132" if sm == "90" else "148"
 
 
-def _install_post_hook_shim() -> None:
-    """Run the DSL's post-compile hook only after the whole pipeline, not after the llvm-only half.
-
-    With ``--enable-tvm-ffi`` (every quack and FA4 compile), ``Compiler._post_compile_hook`` attaches
-    the TVM-FFI host wrapper and verifies the module.  irscan's capture runs ``Compiler.compile`` twice
-    (``llvm-only=true``, then the tail), so the hook ran on the half-lowered module and failed
-    verification (``'llvm.mlir.addressof' op must reference a global ... @cuda_init``).  Installed
-    under irscan's hook (before ``irscan.capture`` wraps ``Compiler.compile``), this skips the hook for
-    the llvm-only half; the tail run still calls it once, as a plain compile does.
-    """
-    from cutlass.base_dsl import compiler
-
-    original = compiler.Compiler.compile
-    if getattr(original, "_thirdparty_shim", False):
-        return
-
-    def compile_(self: Any, module: Any, pipeline: str, *args: Any, **kwargs: Any) -> Any:
-        if "llvm-only=true" not in pipeline:
-            return original(self, module, pipeline, *args, **kwargs)
-        hook, self._post_compile_hook = self._post_compile_hook, None
-        try:
-            return original(self, module, pipeline, *args, **kwargs)
-        finally:
-            self._post_compile_hook = hook
-
-    compile_._thirdparty_shim = True  # type: ignore[attr-defined]
-    compiler.Compiler.compile = compile_  # type: ignore[method-assign]
-
-
 class _CompileTimer:
     """Stand-in for ``cutlass.cute.compile`` that records each call's wall time."""
 
@@ -423,10 +393,9 @@ def worker(name: str, out: Path, repeat: int) -> dict[str, Any]:
     """
     arch, _desc, fn_name = CAPTURES[name]
     _set_env(arch)
-    from irscan.capture import capture
-
-    _install_post_hook_shim()
     import cutlass.cute as cute
+
+    from irscan.capture import capture
 
     timer = _CompileTimer(cute.compile)
     cute.compile = timer
