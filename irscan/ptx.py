@@ -566,19 +566,19 @@ class _Bail(Exception):
 
 
 _WS = re.compile(r"[ \t\r\n\f]*")
-_LABEL = re.compile(r"([A-Za-z_$%][\w$]*)[ \t]*:(?!:)")
-_LOC = re.compile(r"\.loc[ \t]+(\d+)[ \t]+(\d+)[ \t]+(\d+)[ \t]*(?=[\n;{}]|$)")
-_INSTR = re.compile(
-    r"(?:@(!?[%\w$]+)[ \t]*)?([a-z]\w*(?:(?:\.|::)\w+)*)((?:[^;{}\"]|\{[^{};\"]*\})*);"
+#: one body statement: 1 instruction (2 guard, 3 opcode, 4 operands), 5-7 .loc, 8 label, 9 brace or ';'
+_BODY = re.compile(
+    r"[ \t\r\n\f]*(?:"
+    r"((?:@(!?(?:%[\w$]+|[A-Za-z_$][\w$]*))[ \t]*)?([a-z]\w*(?:(?:\.|::)\w+)*)(?![ \t]*:(?!:))([^;{}\"]*(?:\{[^{};\"]*\}[^;{}\"]*)*);)"
+    r"|\.loc[ \t]+(\d+)[ \t]+(\d+)[ \t]+(\d+)[ \t]*(?=[\n;{}]|$)"
+    r"|([A-Za-z_$%][\w$]*)[ \t]*:(?!:)"
+    r"|([{};])"
+    r")"
 )
 _DIRNAME = re.compile(r"\.[A-Za-z_]\w*")
-_REG_DECL = re.compile(
-    r"\.reg[ \t]+(\.\w+)[ \t]+((?:[%\w$]+(?:<\d+>)?)(?:[ \t]*,[ \t]*[%\w$]+(?:<\d+>)?)*)[ \t]*;"
-)
-_REG_NAME = re.compile(r"([%\w$]+)(?:<(\d+)>)?")
 #: statement ends: up to ';' with balanced braces (initialisers), or a line's end (fixed-shape directives)
 _TO_SEMI = re.compile(r"(?:[^;{}\"]|\"(?:[^\"\\\n]|\\.)*\"|\{(?:[^{}\"]|\{[^{}]*\})*\})*;")
-_TO_EOL = re.compile(r"[^\n{};]*")
+_TO_EOL = re.compile(r"(?:[^\n{};\"]|\"(?:[^\"\\\n]|\\.)*\")*")
 _HEADER = re.compile(r"[^;{}\"]*")
 _SECTION = re.compile(r"[^{};]*\{[^{}]*\}")
 
@@ -602,8 +602,56 @@ _EOL_DIRS = frozenset(
 )
 _HEADER_DIRS = frozenset({".visible", ".extern", ".weak", ".common", ".entry", ".func"})
 
+_STR = r'"(?:[^"\\\n]|\\.)*"'
+_DECL_RE = re.compile(
+    r"((?:\.(?:visible|extern|weak|common)[ \t]+)*)(\.reg|\.param|\.local|\.shared|\.global|\.const)((?:[ \t]+\.[\w$:.]+(?:[ \t]+\d+)?)*)[ \t]+"
+    r"([%\w$]+(?:<\d+>)?(?:\[\d*\])*(?:[ \t]*,[ \t]*[%\w$]+(?:<\d+>)?(?:\[\d*\])*)*)[ \t]*;"
+)
+_DECL_NAME = re.compile(r"([%\w$]+)(?:<(\d+)>)?((?:\[\d*\])*)")
+
+
+def _mk_decl(m: re.Match[str], line: int) -> VarDecl:
+    names = tuple(
+        DeclName(nm, int(r) if r else None, tuple(int(x) if x else None for x in re.findall(r"\[(\d*)\]", dims)))
+        for nm, r, dims in _DECL_NAME.findall(m.group(4))
+    )
+    return VarDecl(m.group(2), tuple(m.group(3).split()), names, tuple(m.group(1).split()), line)
+
+
+#: directive -> (regex for its common form, builder); anything else goes to the grammar
+_FAST_DIRS: dict[str, tuple[re.Pattern[str], Any]] = {
+    ".loc": (
+        re.compile(r"\.loc[ \t]+(\d+)[ \t]+(\d+)[ \t]+(\d+)[ \t]*(?=[\n;{}]|$)"),
+        lambda m, line: LocDir(int(m.group(1)), int(m.group(2)), int(m.group(3)), (), line),
+    ),
+    ".file": (
+        re.compile(r"\.file[ \t]+(\d+)[ \t]+(" + _STR + r")((?:[ \t]*,[ \t]*\d+)*)[ \t]*(?=\n|$)"),
+        lambda m, line: FileDir(
+            int(m.group(1)), m.group(2), tuple(int(x) for x in re.findall(r"\d+", m.group(3))), line
+        ),
+    ),
+    ".pragma": (
+        re.compile(r"\.pragma[ \t]+(" + _STR + r")[ \t]*;"),
+        lambda m, line: Pragma((m.group(1),), line),
+    ),
+    ".version": (
+        re.compile(r"\.version[ \t]+(\d+\.\d+)[ \t]*(?=\n|$)"),
+        lambda m, line: Version(m.group(1), line),
+    ),
+    ".target": (
+        re.compile(r"\.target[ \t]+([A-Za-z_$][\w$]*(?:[ \t]*,[ \t]*[A-Za-z_$][\w$]*)*)[ \t]*(?=\n|$)"),
+        lambda m, line: Target(tuple(x.strip() for x in m.group(1).split(",")), line),
+    ),
+    ".address_size": (
+        re.compile(r"\.address_size[ \t]+(\d+)[ \t]*(?=\n|$)"),
+        lambda m, line: AddressSize(int(m.group(1)), line),
+    ),
+}
+for _d in (".reg", ".param", ".local", ".shared", ".global", ".const", ".visible", ".extern", ".weak", ".common"):
+    _FAST_DIRS[_d] = (_DECL_RE, _mk_decl)
+
 # -- operands
-_OP_REG = re.compile(r"%[\w$]+(?:\.[xyzw])?$|[A-Za-z_$][\w$]*$")
+_OP_REG = re.compile(r"(?:%[\w$]+|[A-Za-z_$][\w$]*)(?:\.[xyzw])?$")
 _OP_INT = re.compile(r"-?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)U?$")
 _OP_FLOAT = re.compile(r"-?(?:0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}|[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?)$")
 _ADDR_IN = re.compile(
@@ -626,16 +674,38 @@ def _split_commas(s: str) -> list[str]:
 _OPERAND_CACHE: dict[str, AstOperand] = {}
 
 
+#: the common operands in one go: 1 register or symbol, 2 decimal / hex integer, 3-4 [base+disp]
+_SIMPLE_OPERAND = re.compile(
+    r"[ \t\r\n]*(?:((?:%[\w$]+|[A-Za-z_$][\w$]*)(?:\.[xyzw])?)|(-?(?:0[xX][0-9a-fA-F]+|[1-9][0-9]*|0)U?)"
+    r"|\[[ \t]*(%[\w$]+|[A-Za-z_$][\w$]*)[ \t]*(?:\+[ \t]*(-?(?:[1-9][0-9]*|0)))?[ \t]*\])[ \t\r\n]*$"
+)
+
+
+_WORD_GAP = re.compile(r"[\w$%.]\s+[\w$%]")
+
+
 def _operand(raw: str) -> AstOperand:
     """One operand's text -> syntax tree (cached: the same operand text recurs thousands of times)."""
     try:
         return _OPERAND_CACHE[raw]
     except KeyError:
         pass
-    s = "".join(raw.split())
-    if not s:
-        raise _Bail
-    v = _decode_operand(s)
+    m = _SIMPLE_OPERAND.match(raw)
+    v: AstOperand
+    if m is not None:
+        li = m.lastindex
+        if li == 1:
+            v = m.group(1)
+        elif li == 2:
+            v = Imm(m.group(2), _int_value(m.group(2)))
+        else:
+            d = m.group(4)
+            v = Addr(m.group(3), int(d) if d else 0)
+    else:
+        s = raw.strip()
+        if not s or _WORD_GAP.search(s):  # "%r5 100000": two tokens, a missing comma
+            raise _Bail
+        v = _decode_operand("".join(s.split()))
     if len(_OPERAND_CACHE) < 200_000:
         _OPERAND_CACHE[raw] = v
     return v
@@ -788,29 +858,14 @@ class _FastParser:
     def directive(self, pos: int, d: str, top: bool) -> Any:
         """A directive statement at ``pos`` (module level or in a body)."""
         s = self.s
-        if d == ".loc":
-            m = _LOC.match(s, pos)
+        fast = _FAST_DIRS.get(d)
+        if fast is not None:
+            m = fast[0].match(s, pos)
             if m:
                 self.pos = m.end()
-                return LocDir(int(m.group(1)), int(m.group(2)), int(m.group(3)), (), self.line_at(pos))
-        if d == ".reg":
-            m = _REG_DECL.match(s, pos)
-            if m:
-                self.pos = m.end()
-                names = tuple(
-                    DeclName(nm, int(r) if r else None) for nm, r in _REG_NAME.findall(m.group(2))
-                )
-                return VarDecl(".reg", (m.group(1),), names, (), self.line_at(pos))
+                return fast[1](m, self.line_at(pos))
         if d in _EOL_DIRS:
-            m = _TO_EOL.match(s, pos)
-            end = m.end()
-            if d in (".loc", ".file"):  # an extended .loc / .file may continue on the next line with ','
-                while True:
-                    nxt = _WS.match(s, end).end()
-                    if nxt < len(s) and s[nxt] == ",":
-                        end = _TO_EOL.match(s, nxt + 1).end()
-                    else:
-                        break
+            end = _TO_EOL.match(s, pos).end()
         elif d == ".section":
             m = _SECTION.match(s, pos)
             if not m:
@@ -832,81 +887,64 @@ class _FastParser:
         cur = out
         s = self.s
         n = len(s)
-        ws = _WS.match
-        instr_m, label_m, loc_m = _INSTR.match, _LABEL.match, _LOC.match
-        operand = _operand
+        body_m = _BODY.match
         opcache = _OPERAND_CACHE
+        pos = self.pos
         while True:
-            pos = ws(s, self.pos).end()
-            if pos >= n:
-                self.pos = pos
-                raise self.structural_error()
-            c = s[pos]
-            if c == "}":
-                self.pos = pos + 1
-                if not stack:
-                    return out
-                cur = stack.pop()
-                continue
-            if c == "{":
-                sc = Scope([], self.line_at(pos))
-                cur.append(sc)
-                stack.append(cur)
-                cur = sc.body
-                self.pos = pos + 1
-                continue
-            if c == ".":
-                m = loc_m(s, pos)
-                if m:
-                    self.pos = m.end()
-                    cur.append(LocDir(int(m.group(1)), int(m.group(2)), int(m.group(3)), (), self.line_at(pos)))
-                    continue
-                dm = _DIRNAME.match(s, pos)
-                self.pos = pos
-                cur.append(self.directive(pos, dm.group(0) if dm else "", top=False))
-                continue
-            if c == ";":
-                self.pos = pos + 1
-                continue
-            m = label_m(s, pos)
-            if m:
-                self.pos = m.end()
-                cur.append(Label(m.group(1), self.line_at(pos)))
-                continue
-            m = instr_m(s, pos)
-            if m is None:
-                self.pos = pos
-                raise self.structural_error()
-            end = m.end()
-            self.pos = end
-            pred, opcode, args = m.group(1, 2, 3)
-            try:
-                if args.strip():
-                    if "{" in args or "[" in args or "(" in args:
-                        parts = _split_commas(args)
+            m = body_m(s, pos)
+            li = m.lastindex if m is not None else None
+            if li == 1:  # an instruction
+                start, end = m.span(1)
+                pos = end
+                pred, opcode, args = m.group(2, 3, 4)
+                try:
+                    if args and not args.isspace():
+                        if "{" in args or "[" in args or "(" in args:
+                            parts = _split_commas(args)
+                        else:
+                            parts = args.split(",")
+                        ops = []
+                        for p in parts:
+                            v = opcache.get(p)
+                            ops.append(v if v is not None else _operand(p))
+                        ops_t = tuple(ops)
                     else:
-                        parts = args.split(",")
-                    ops = []
-                    for p in parts:
-                        v = opcache.get(p)
-                        ops.append(v if v is not None else operand(p))
-                    ops_t = tuple(ops)
-                elif args and not args.isspace():
-                    raise _Bail
-                else:
-                    ops_t = ()
-                if pred is not None and not _OP_REG.match(pred.lstrip("!")):
-                    raise _Bail
-            except _Bail:
-                cur.append(self.grammar(pos, end, "stmt"))
-                continue
-            text = s[pos:end]
-            cur.append(Instr(opcode, ops_t, pred, self.line_at(pos), text))
+                        ops_t = ()
+                except _Bail:
+                    cur.append(self.grammar(start, end, "stmt"))
+                    continue
+                cur.append(Instr(opcode, ops_t, pred, self.line_at(start), s[start:end]))
+            elif li == 7:  # .loc file line col
+                cur.append(LocDir(int(m.group(5)), int(m.group(6)), int(m.group(7)), (), self.line_at(m.start(5))))
+                pos = m.end()
+            elif li == 8:  # label
+                cur.append(Label(m.group(8), self.line_at(m.start(8))))
+                pos = m.end()
+            elif li == 9:  # { } ;
+                c = m.group(9)
+                start = m.start(9)
+                pos = m.end()
+                if c == "}":
+                    if not stack:
+                        self.pos = pos
+                        return out
+                    cur = stack.pop()
+                elif c == "{":
+                    sc = Scope([], self.line_at(start))
+                    cur.append(sc)
+                    stack.append(cur)
+                    cur = sc.body
+            else:  # a directive, or something only the grammar can judge
+                pos = _WS.match(s, pos).end()
+                self.pos = pos
+                if pos >= n or s[pos] != ".":
+                    raise self.structural_error()
+                dm = _DIRNAME.match(s, pos)
+                cur.append(self.directive(pos, dm.group(0) if dm else "", top=False))
+                pos = self.pos
 
 
-_PARAM_RE = re.compile(
-    r"\s*(\.param|\.reg)((?:\s+\.[\w$.:]+(?:\s+\d+)?)*)\s+([%\w$]+)((?:\s*\[\s*\d*\s*\])*)\s*$"
-)
+_PARAM_RE = re.compile(r"\s*(\.param|\.reg)((?:\s+\.[\w$.:]+(?:\s+\d+)?)*)\s+([%\w$]+)((?:\s*\[\s*\d*\s*\])*)\s*$")
 _HEADER_RE = re.compile(
     r"((?:\.(?:visible|extern|weak|common)\s+)*)(\.entry|\.func)\s*(?:\(([^()]*)\)\s*)?([A-Za-z_$][\w$]*)"
     r"\s*(?:\(([^()]*)\))?((?:\s*\.\w+(?:\s+\d+(?:\s*,\s*\d+)*)?)*)\s*$"
@@ -1058,6 +1096,7 @@ class _Rule:
     spaces: tuple[str, ...] = ()  # state spaces named in the opcode, in order (for address operands)
     count: bool = False  # count in Module.opaque
     vec: int = 1
+    root: str = ""
 
 
 def _type_info(parts: list[str]) -> tuple[list[str], bool]:
@@ -1085,7 +1124,7 @@ def _rule(opcode: str) -> _Rule:
     w, sg = _INT_TYPES.get(t, (0, None)) if t else (0, None)
     if t in _FLOAT_TYPES:
         w = _TYPE_BYTES.get(t, 0) * 8
-    r = _Rule(Kind.OPAQUE, w, None, sg, flags, {}, dest, "", spaces, False, vec)
+    r = _Rule(Kind.OPAQUE, w, None, sg, flags, {}, dest, "", spaces, False, vec, root)
 
     def opaque(count: bool) -> _Rule:
         r.kind, r.count = Kind.OPAQUE, count
@@ -1179,7 +1218,7 @@ def _rule(opcode: str) -> _Rule:
         r.src_width, r.width = w, 1
         r.attrs = {"pred": _CMP[key], "ptx_cmp": cmp}
         return r
-    return opaque(root not in _QUIET)
+    return opaque(root not in _QUIET and types != ["pred"])
 
 
 class _FnCtx:
@@ -1189,47 +1228,56 @@ class _FnCtx:
         self.fn = fn
         self.params = {p.name: p for p in fn.params}
         self.regs: set[str] = set()
-        self.ranges: dict[str, int] = {}  # "%r" -> 8 for %r<8>
-        self.scope_maps: list[dict[str, str]] = []  # innermost last
+        self.ranges: dict[str, int] = {}  # "%r" -> 8 for %r<8>  ("tmp_@3" -> 4 in scope 3)
+        #: one per open nested scope: (serial, plain names declared there, range prefixes declared there)
+        self.scopes: list[tuple[int, set[str], set[str]]] = []
         self.serial = 0
         self.is_reg_cache: dict[str, bool] = {}
+        self.vecs: dict[str, tuple[str, ...]] = {}  # .v4 register -> its components ("abcd.x", ...)
 
-    def declare(self, name: str, rng: int | None) -> str:
-        new = name
-        if self.scope_maps:
-            new = f"{name}#{self.serial_stack[-1]}"
-            self.scope_maps[-1][name] = new
+    def declare(self, name: str, rng: int | None, vec: int = 1) -> None:
+        if self.scopes:
+            serial, plain, prefixes = self.scopes[-1]
+            (plain if rng is None else prefixes).add(name)
+            name = f"{name}@{serial}"
         if rng is None:
-            self.regs.add(new)
+            self.regs.add(name)
+            if vec > 1:
+                self.vecs[name] = tuple(f"{name}.{c}" for c in "xyzw"[:vec])
         else:
-            self.ranges[new] = rng
+            self.ranges[name] = rng
         self.is_reg_cache.clear()
-        return new
-
-    serial_stack: list[int]
 
     def rename(self, name: str) -> str:
-        for mp in reversed(self.scope_maps):
-            if name in mp:
-                return mp[name]
-            # ranged declaration in a scope: smem_desc_b_<8> declares smem_desc_b_0 .. _7
-            m = _TRAILING_NUM.match(name)
-            if m and m.group(1) in mp:
-                return mp[m.group(1)] + m.group(2)
-        return name
+        """The function-unique name of ``name`` as seen from the innermost open scope."""
+        comp = ""
+        if len(name) > 2 and name[-2] == "." and name[-1] in "xyzw":
+            name, comp = name[:-2], name[-2:]
+        for serial, plain, prefixes in reversed(self.scopes):
+            if name in plain:
+                return f"{name}@{serial}{comp}"
+            if prefixes:
+                m = _TRAILING_NUM.match(name)
+                if m and m.group(1) in prefixes:
+                    return f"{name}@{serial}{comp}"
+        return name + comp
 
     def is_reg(self, name: str) -> bool:
         try:
             return self.is_reg_cache[name]
         except KeyError:
             pass
+        key = name
+        if len(name) > 2 and name[-2] == "." and name[-1] in "xyzw":
+            name = name[:-2]
         v = name in self.regs
         if not v:
-            m = _TRAILING_NUM.match(name)
+            base, at, tag = name.partition("@")
+            m = _TRAILING_NUM.match(base)
             if m:
-                n = self.ranges.get(m.group(1))
+                n = self.ranges.get(m.group(1) + at + tag)
                 v = n is not None and int(m.group(2)) < n
-        self.is_reg_cache[name] = v
+        self.is_reg_cache[key] = v
         return v
 
 
@@ -1260,14 +1308,14 @@ class _Lowerer:
                 self.files[it.index] = _unquote(it.name)
             elif isinstance(it, VarDecl):
                 mod.attrs.setdefault("globals", {}).update(
-                    {n.name: {"space": it.space, "decl": _decl_text(it, n)} for n in it.names}
+                    {n.name: {"space": it.space[1:], "decl": _decl_text(it, n)} for n in it.names}
                 )
         for it in self.ast.items:
             if isinstance(it, Func) and it.body is not None:
                 mod.functions.append(self.function(it))
             elif isinstance(it, Func):
                 mod.attrs.setdefault("declarations", []).append(it.name)
-        # .file entries come at the end of NVVM's output: resolve locations now
+        # NVVM prints the .file table after the code: resolve the locations now
         for op, key in self.pending_locs:
             op.loc = self.loc(key)
         return mod
@@ -1283,23 +1331,19 @@ class _Lowerer:
 
     # -- functions
     def function(self, f: Func) -> Function:
-        params = []
-        for i, p in enumerate(f.params or ()):
-            params.append(Param(p.name, p.text(), i, _param_size(p)))
+        params = [Param(p.name, p.text(), i, _param_size(p)) for i, p in enumerate(f.params or ())]
         fn = Function(f.name, f.kind == ".entry", params, [], {}, f.line)
         for name, vals in f.perf:
             key = name[1:]
             if key in ("reqntid", "maxntid", "reqnctapercluster"):
                 fn.attrs[key] = tuple(vals) + (1,) * (3 - len(vals))
-            elif key in ("explicitcluster", "noreturn", "blocksareclusters"):
+            elif not vals:
                 fn.attrs[key] = True
             else:
                 fn.attrs[key] = vals[0] if len(vals) == 1 else tuple(vals)
         if f.linkage:
             fn.attrs["linkage"] = f.linkage
-        ctx = _FnCtx(fn)
-        ctx.serial_stack = []
-        self.ctx = ctx
+        self.ctx = _FnCtx(fn)
         self.cur_loc: tuple[int, int, int] | None = None
         self.block = Block("entry")
         fn.blocks.append(self.block)
@@ -1320,92 +1364,82 @@ class _Lowerer:
                 self.label(ctx.rename(st.name))
             elif t is VarDecl:
                 if st.space == ".reg":
+                    vec = next((int(a[2:]) for a in st.attrs if a in (".v2", ".v4")), 1)
                     for n in st.names:
-                        ctx.declare(n.name, n.range)
+                        ctx.declare(n.name, n.range, vec)
             elif t is Scope:
                 ctx.serial += 1
-                ctx.serial_stack.append(ctx.serial)
-                mp: dict[str, str] = {}
-                # labels are scoped too, and branches may jump forward to them
-                for x in st.body:
-                    if type(x) is Label:
-                        mp[x.name] = f"{x.name}#{ctx.serial}"
-                ctx.scope_maps.append(mp)
+                # labels are local to their scope too, and branches may jump forward to them
+                labels = {x.name for x in st.body if type(x) is Label}
+                ctx.scopes.append((ctx.serial, labels, set()))
                 self.walk(st.body)
-                ctx.scope_maps.pop()
-                ctx.serial_stack.pop()
+                ctx.scopes.pop()
 
     def label(self, name: str) -> None:
-        b = self.block
-        if b.ops or self.after_term or len(self.ctx.fn.blocks) > 1 or b.label != "entry" or True:
-            nb = Block(name)
-            self.ctx.fn.blocks.append(nb)
-            self.block = nb
-            self.after_term = False
+        nb = Block(name)
+        self.ctx.fn.blocks.append(nb)
+        self.block = nb
+        self.after_term = False
 
     def finish_blocks(self, fn: Function) -> None:
         blocks = fn.blocks
         labels = {b.label for b in blocks}
+        n = len(blocks)
         for i, b in enumerate(blocks):
             last = b.ops[-1] if b.ops else None
             if last is not None and last.kind is Kind.BRANCH:
                 tg = last.attrs.get("target")
-                targets = [tg] if tg is not None else sorted(labels - {"entry"})
+                targets = [tg] if tg is not None else sorted(labels - {"entry"})  # brx.idx: any label
                 b.succs = [Successor(x) for x in targets if x in labels]
-                b.falls_through = last.pred is not None and i + 1 < len(blocks)
+                b.falls_through = last.pred is not None and i + 1 < n
             elif last is not None and last.kind is Kind.RETURN:
-                b.falls_through = last.pred is not None and i + 1 < len(blocks)
+                b.falls_through = last.pred is not None and i + 1 < n
             else:
-                b.falls_through = i + 1 < len(blocks)
-        for i, b in enumerate(blocks):
+                b.falls_through = i + 1 < n
             for op in b.ops:
                 op.block = i
 
     # -- instructions
-    def new_block_after_terminator(self) -> None:
-        nb = Block(f".bb{len(self.ctx.fn.blocks)}")
-        self.ctx.fn.blocks.append(nb)
-        self.block = nb
-
     def instr(self, st: Instr) -> None:
-        op = self.lower_instr(st)
+        op, count = self.lower_instr(st)
         if self.after_term:
-            self.new_block_after_terminator()
+            nb = Block(f".bb{len(self.ctx.fn.blocks)}")  # '.' cannot start a PTX label: no clash
+            self.ctx.fn.blocks.append(nb)
+            self.block = nb
             self.after_term = False
         self.block.ops.append(op)
         if op.kind is Kind.BRANCH or op.kind is Kind.RETURN:
             self.after_term = True
-        if op.kind is Kind.OPAQUE and op.attrs.pop("_count", False):
+        if count:
             self.mod.opaque[op.name] = self.mod.opaque.get(op.name, 0) + 1
 
-    def lower_instr(self, st: Instr) -> Op:
+    def lower_instr(self, st: Instr) -> tuple[Op, bool]:
         ctx = self.ctx
         r = _rule(st.opcode)
         ops = st.operands
-        renaming = bool(ctx.scope_maps)
+        renaming = bool(ctx.scopes)
         pred = st.pred
         if pred is not None and renaming:
-            neg = pred.startswith("!")
-            pred = ("!" if neg else "") + ctx.rename(pred.lstrip("!"))
+            pred = ("!" if pred[0] == "!" else "") + ctx.rename(pred.lstrip("!"))
         attrs: dict[str, Any] = dict(r.attrs) if r.attrs else {}
-        # -- results
+        sp = r.special
+        # -- results: the first operand, unless the opcode has none or it is an [address]
         results: tuple[str, ...] = ()
         src = ops
-        if r.dest is not False and ops and type(ops[0]) is not Addr and r.special not in ("call", "bra"):
+        if r.dest is not False and ops and sp != "call" and sp != "bra":
             d = ops[0]
-            src = ops[1:]
             td = type(d)
             if td is str:
-                results = (d,) if d != "_" else ()
+                results, src = ((d,) if d != "_" else ()), ops[1:]
             elif td is Dual:
-                results = tuple(x for x in (d.a, d.b) if x != "_")
+                results, src = tuple(x for x in (d.a, d.b) if x != "_"), ops[1:]
             elif td is Vec:
-                results = tuple(x for x in d.elems if type(x) is str and x != "_")
-            else:  # an immediate or something odd first: not a destination after all
-                src = ops
-        if renaming:
-            results = tuple(ctx.rename(x) for x in results)
-        # -- operands
+                results, src = tuple(x for x in d.elems if type(x) is str and x != "_"), ops[1:]
+            if renaming and results:
+                results = tuple(ctx.rename(x) for x in results)
+            if ctx.vecs and any(x in ctx.vecs for x in results):
+                results = tuple(c for x in results for c in ctx.vecs.get(x, (x,)))
+        # -- operands, flattened; address operands become their base
         operands: list[Any] = []
         addrs: list[tuple[int, Addr]] = []
         negs: list[int] = []
@@ -1414,46 +1448,44 @@ class _Lowerer:
             attrs["negated"] = tuple(negs)
         kind = r.kind
         width, src_width, signed = r.width, r.src_width, r.signed
-        addr = None
-        space = None
-        sp = r.special
+        addr: int | None = None
+        space: str | None = None
         count = r.count
-
         if addrs:
             if kind is Kind.OPAQUE:
                 kind, count = Kind.MEMOP, False
             addr, space = self.addresses(r, addrs, attrs)
         elif kind is Kind.MEMOP:
             kind = Kind.OPAQUE
+
         if sp == "mov":
-            if len(operands) == 1 and len(results) == 1 and not addrs:
-                s0 = operands[0]
-                if type(s0) is str and s0.startswith("%") and s0[1:] in SREG_RANGES or (
-                    type(s0) is str and s0[1:] in _SREGS_OPEN
-                ):
+            s0 = src[0] if len(src) == 1 else None
+            ts = type(s0)
+            if ops and type(ops[0]) is Vec or ts is Vec or s0 is None or len(results) != 1:
+                kind, count = Kind.OPAQUE, True
+                attrs["note"] = "unpack" if ops and type(ops[0]) is Vec else "pack"
+            elif ts is Imm:
+                kind = Kind.CONST
+                if s0.value is not None:
+                    attrs["value"] = s0.value
+            elif ts is str:
+                name = s0[1:] if s0[0] == "%" else ""
+                if name in SREG_RANGES or name in _SREGS_OPEN or name.startswith("envreg"):
                     kind = Kind.SREG
-                    attrs["sreg"] = s0[1:]
-                    rg = SREG_RANGES.get(s0[1:])
+                    attrs["sreg"] = name
+                    rg = SREG_RANGES.get(name)
                     if rg is not None:
                         attrs["range"] = rg
                     operands = []
-                elif type(s0) is int:
-                    kind = Kind.CONST
-                    attrs["value"] = s0
-                elif type(s0) is str and s0.startswith(("0f", "0F", "0d", "0D", "-")) or (
-                    type(s0) is str and s0[:1].isdigit()
-                ):
-                    kind = Kind.CONST  # a float immediate: no attrs["value"]
-                elif type(s0) is str and not ctx.is_reg(s0):
-                    attrs["symbol"] = True  # address of a global / shared / param symbol
-            else:
-                kind = Kind.OPAQUE
-                count = True
-                attrs["note"] = "pack" if len(operands) > 1 else "unpack" if len(results) > 1 else "vector mov"
+                elif not ctx.is_reg(operands[0]):
+                    attrs["symbol"] = True  # the address of a global / shared / param symbol
+            elif ts is SymOff:
+                attrs["symbol"] = True
+                attrs["disp"] = s0.off
         elif sp == "ld" and space == "param" and attrs.get("symbol") and operands[addr] in ctx.params:
             p = ctx.params[operands[addr]]
             kind = Kind.ARG
-            attrs.pop("symbol", None)
+            del attrs["symbol"]
             attrs["param"] = p.index
             attrs["offset"] = attrs.pop("disp", 0)
             attrs["param_size"] = p.size
@@ -1464,59 +1496,47 @@ class _Lowerer:
         elif sp == "selp":
             if len(operands) == 3:
                 operands = [operands[2], operands[0], operands[1]]
-            if width == 0 or r.flags & _FLOAT_TYPES:
-                kind, count = Kind.OPAQUE, False
         elif sp == "bra":
-            tgt = [x for x in operands if type(x) is str]
             if st.opcode.startswith("brx"):
                 attrs["indirect"] = True
-            elif tgt:
-                attrs["target"] = tgt[-1]
-                operands = [x for x in operands if x is not tgt[-1]]
+            elif operands and type(operands[-1]) is str:
+                attrs["target"] = operands.pop()
         elif sp == "call":
-            self.call(ops, attrs, renaming)
-            operands = [x for x in operands]
+            operands = self.call(ops, attrs, renaming)
         elif sp == "cvta":
             if operands and type(operands[0]) is str and not ctx.is_reg(operands[0]):
                 attrs["symbol"] = True
         elif sp in ("ld", "st", "atom", "red") and not addrs:
             kind, count = Kind.OPAQUE, True
-        if r.vec > 1 and "vec" not in attrs and kind in ir.MEMORY_KINDS:
+        if r.vec > 1 and kind in ir.MEMORY_KINDS:
             attrs["vec"] = r.vec
-        if count and kind is Kind.OPAQUE:
-            attrs["_count"] = True
+        if kind in _NORM_KINDS:
+            operands = _norm_imms(kind, operands, width, src_width, signed)
+            if kind is Kind.CONST and "value" in attrs:
+                attrs["value"] = _norm_int(attrs["value"], width, signed)
         op = Op(
-            self.next_id,
-            kind,
-            st.opcode,
-            results,
-            tuple(operands),
-            width,
-            src_width,
-            signed,
-            r.flags,
-            attrs,
-            addr,
-            space,
-            None,
-            st.line,
-            st.text,
-            0,
-            pred,
-        )
+            self.next_id, kind, st.opcode, results, tuple(operands), width, src_width, signed, r.flags, attrs,
+            addr, space, None, st.line, st.text, 0, pred,
+        )  # fmt: skip
         self.next_id += 1
         if self.cur_loc is not None:
             self.pending_locs.append((op, self.cur_loc))
-        return op
+        return op, count and kind is Kind.OPAQUE
 
     def flatten(
         self, src: tuple[Any, ...], out: list[Any], addrs: list[tuple[int, Addr]], negs: list[int], renaming: bool
     ) -> None:
         rn = self.ctx.rename if renaming else None
+        vecs = self.ctx.vecs
         for o in src:
             t = type(o)
             if t is str:
-                out.append(rn(o) if rn else o)
+                if rn:
+                    o = rn(o)
+                if vecs and o in vecs:
+                    out.extend(vecs[o])  # a whole .v4 register: its four components
+                else:
+                    out.append(o)
             elif t is Imm:
                 out.append(o.value if o.value is not None else o.text)
             elif t is Addr:
@@ -1537,26 +1557,22 @@ class _Lowerer:
                 out.append(o.name)
 
     def addresses(self, r: _Rule, addrs: list[tuple[int, Addr]], attrs: dict[str, Any]) -> tuple[int, str]:
-        """Pick the address operand the analysis follows, and describe all of them."""
-        ctx = self.ctx
+        """Give each [address] its state space (in the order the opcode names them) and pick the one the
+        analysis follows: the first global one, else the first."""
         infos = []
         for k, (idx, a) in enumerate(addrs):
             if k < len(r.spaces):
                 full = r.spaces[k]
-            elif r.spaces and len(addrs) == 1:
-                full = r.spaces[0]
-            elif k > 0 and k >= len(r.spaces):
-                full = "shared" if r.spaces or r.special == "mem" else "generic"  # an mbarrier
+            elif r.root == "tcgen05" and not r.spaces:
+                full = "tmem"
+            elif k == 0:
+                full = "generic"
             else:
-                full = "tmem" if r.flags and r.kind is Kind.MEMOP and "tcgen05" in self._root(r) else "generic"
+                full = "shared" if r.spaces else "generic"  # the trailing [mbarrier] of TMA / st.async
             b = a.base
-            sym = type(b) is str and not ctx.is_reg(b)
+            sym = type(b) is str and not self.ctx.is_reg(b)
             infos.append((idx, full, a.disp, sym))
-        pick = 0
-        for k, inf in enumerate(infos):
-            if inf[1].startswith("global"):
-                pick = k
-                break
+        pick = next((k for k, inf in enumerate(infos) if inf[1].startswith("global")), 0)
         idx, full, disp, sym = infos[pick]
         base_space = full.split("::")[0]
         if full != base_space:
@@ -1566,25 +1582,77 @@ class _Lowerer:
         if sym:
             attrs["symbol"] = True
         if len(infos) > 1:
-            attrs["addrs"] = [(i, f.split("::")[0], d, s) for i, f, d, s in infos]
+            attrs["addrs"] = tuple((i, f.split("::")[0], d, s) for i, f, d, s in infos)
         return idx, base_space
 
-    @staticmethod
-    def _root(r: _Rule) -> str:
-        return "tcgen05" if any(f.startswith(("cta_group", "32x", "16x")) for f in r.flags) else ""
-
-    def call(self, ops: tuple[Any, ...], attrs: dict[str, Any], renaming: bool) -> None:
-        rets: tuple[Any, ...] = ()
+    def call(self, ops: tuple[Any, ...], attrs: dict[str, Any], renaming: bool) -> list[Any]:
+        """``call (ret), f, (a, b), proto`` -> operands (f, a, b); the rest in attrs."""
         rest = list(ops)
+        rets: tuple[Any, ...] = ()
         if rest and type(rest[0]) is Paren:
             rets = rest.pop(0).elems
+        out: list[Any] = []
         if rest:
-            attrs["callee"] = rest[0] if type(rest[0]) is str else str(rest[0])
+            callee = rest[0]
+            attrs["callee"] = callee if type(callee) is str else str(callee)
+            out.append(self.ctx.rename(callee) if renaming and type(callee) is str else callee)
         if len(rest) > 1 and type(rest[1]) is Paren:
-            attrs["args"] = tuple(str(x) for x in rest[1].elems)
+            args = rest[1].elems
+            attrs["args"] = tuple(str(x) for x in args)
+            self.flatten(args, out, [], [], renaming)
         if len(rest) > 2:
             attrs["prototype"] = str(rest[2])
         attrs["retvals"] = tuple(str(x) for x in rets)
+        return out
+
+
+_NORM_KINDS = frozenset(
+    {Kind.ADD, Kind.SUB, Kind.MUL, Kind.MULHI, Kind.MAD, Kind.MULWIDE, Kind.MADWIDE, Kind.AND, Kind.OR, Kind.XOR,
+     Kind.DIV, Kind.REM, Kind.MIN, Kind.MAX, Kind.NEG, Kind.SHL, Kind.LSHR, Kind.ASHR, Kind.ICMP, Kind.SELECT,
+     Kind.CONST}
+)  # fmt: skip
+
+
+def _norm_int(v: int, w: int, signed: bool | None) -> int:
+    """A PTX immediate as the operation sees it: PTX immediates are 64-bit and are cut to the
+    operand's type, so ``mul.hi.u32 %r, %r, -1431655765`` multiplies by 2863311531.  ``.u`` types
+    give the unsigned value, ``.s`` the signed one; ``.b`` types keep the spelling unless it does not
+    fit in the width either way."""
+    if w <= 0 or w > 64:
+        return v
+    m = 1 << w
+    if signed is False:
+        return v % m
+    if signed is None and -(m >> 1) <= v < m:
+        return v
+    v %= m
+    return v - m if v >= m >> 1 else v
+
+
+def _norm_imms(kind: Kind, operands: list[Any], width: int, src_width: int | None, signed: bool | None) -> list[Any]:
+    out = operands
+    for k, v in enumerate(operands):
+        if type(v) is not int:
+            continue
+        if kind is Kind.ICMP or ((kind is Kind.MULWIDE or kind is Kind.MADWIDE) and k < 2):
+            w = src_width or width
+        elif kind is Kind.SELECT and k == 0:
+            continue
+        elif (kind is Kind.SHL or kind is Kind.LSHR or kind is Kind.ASHR) and k == 1:
+            w, sg = 32, False  # shift amounts are .u32
+            nv = _norm_int(v, w, sg)
+            if nv != v:
+                out = list(out) if out is operands else out
+                out[k] = nv
+            continue
+        else:
+            w = width
+        nv = _norm_int(v, w, signed)
+        if nv != v:
+            if out is operands:
+                out = list(operands)
+            out[k] = nv
+    return out
 
 
 def _unquote(s: str) -> str:

@@ -15,6 +15,7 @@ threshold of the dominant input.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -70,6 +71,7 @@ class Atom:
     fixed: bool
     node: int | None = None
     opaque: bool = False  # the analysis could not see what produced it
+    factors: tuple[Affine, Affine] | None = None  # for a product of two non-constant values
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,6 +334,21 @@ class Ranges:
             return Affine.of_const(iv.lo)
         return self._atom(n, name, iv, fixed)
 
+    def trailing_zeros(self, a: Affine) -> int:
+        """How many low bits of ``a`` are known to be zero (from its coefficients and constant)."""
+        g = 0
+        for c in [a.const, *(c for _, c in a.terms)]:
+            g = math.gcd(g, c)
+        return (g & -g).bit_length() - 1 if g else 64
+
+    def _disjoint_or(self, a: Affine, b: Affine) -> Affine | None:
+        """``a | b`` is ``a + b`` when b fits in the low bits a leaves zero (NVVM writes such adds as or)."""
+        for x, y in ((a, b), (b, a)):
+            iv = self.interval(y)
+            if iv.lo >= 0 and iv.hi < (1 << min(self.trailing_zeros(x), 63)):
+                return x.add(y)
+        return None
+
     def _eval(self, n: int, op: Op) -> Affine:  # noqa: C901 (one arm per op kind reads best flat)
         k = op.kind
         w = op.width or 64
@@ -373,6 +390,10 @@ class Ranges:
             if len(op.operands) < 2:
                 return self._opaque_atom(n, op.name, w)
             a, b = opnds()
+            if k is Kind.OR:
+                as_add = self._disjoint_or(a, b)
+                if as_add is not None:
+                    return as_add
             ia, ib = self.interval(a), self.interval(b)
             return self._derived(n, _render(k, self.name(a), self.name(b)), _bitwise(k, ia, ib, w, op.signed), (a, b))
         if k is Kind.SELECT and len(op.operands) == 3:
@@ -396,7 +417,10 @@ class Ranges:
         if b.is_const():
             return a.scale(b.const)
         name = f"{_paren(self.name(a))}*{_paren(self.name(b))}"
-        return self._derived(n, name, self.interval(a).times(self.interval(b)), (a, b))
+        prod = self._derived(n, name, self.interval(a).times(self.interval(b)), (a, b))
+        if prod.terms:
+            self.atoms[prod.terms[0][0]].factors = (a, b)
+        return prod
 
     def _sreg(self, n: int, op: Op) -> Affine:
         sreg = str(op.attrs.get("sreg", op.name))

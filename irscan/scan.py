@@ -122,7 +122,7 @@ def scan_capture(folder: Path, irs: tuple[str, ...] = ("mlir", "ptx")) -> ScanRe
     for f in ir_files(folder):
         if detect_ir(f, "") in irs:
             res.extend(scan_file(f, meta))
-    twins.pair(res.findings)
+    twins.pair(res.findings, {(k["ir"], k["kernel"]) for k in res.kernels})
     return res
 
 

@@ -24,13 +24,18 @@ def _thr(f: Finding) -> str:
     return f" ({f.wraps_when['text']})" if f.wraps_when else ""
 
 
-def pair(findings: list[Finding]) -> None:
-    """Link twins in place (``twin`` ids) and add a note on each saying how the two IRs differ."""
-    ptx = {}
+def pair(findings: list[Finding], scanned: set[tuple[str, str]]) -> None:
+    """Link twins in place (``twin`` ids) and add a note on each saying how the two IRs differ.
+
+    ``scanned``: (ir, kernel) pairs that were scanned; a missing twin is only worth a note when the
+    other IR of that kernel was scanned too.
+    """
+    ptx: dict[tuple[str, object], list[Finding]] = {}
     for f in findings:
         if f.ir == "ptx":
             ptx.setdefault(_key(f), []).append(f)
-    kernels_with_ptx = {f.kernel for f in findings if f.ir == "ptx"}
+    kernels_with_ptx = {k for ir, k in scanned if ir == "ptx"}
+    kernels_with_mlir = {k for ir, k in scanned if ir == "mlir"}
     for m in findings:
         if m.ir != "mlir":
             continue
@@ -47,5 +52,5 @@ def pair(findings: list[Finding]) -> None:
         p.notes.append(text)
     for group in ptx.values():
         for p in group:
-            if not p.twin:
+            if not p.twin and p.kernel in kernels_with_mlir:
                 p.notes.append("MLIR: no matching finding; the narrowing appears only after NVVM's optimisation")

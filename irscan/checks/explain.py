@@ -19,14 +19,35 @@ if TYPE_CHECKING:
 INPUT_KINDS = frozenset({Kind.SREG, Kind.ARG, Kind.EXTRACT, Kind.LOAD, Kind.CONST, Kind.TRUNC, Kind.PHI})
 
 
+def _free_factor(rg: Ranges, k: object) -> tuple[object, int] | None:
+    """For a product atom ``x * y`` with y bounded by the launch: (x, max y), so the threshold is on x.
+
+    ``stride * ctaid.x`` with ctaid.x <= 8191 wraps when ``stride >= ...``: the free input is what the
+    user controls, the launch-bounded one is taken at its largest (the manifest's rule, and the reader's).
+    """
+    atom = rg.atoms[k]
+    if atom.factors is None:
+        return None
+    a, b = atom.factors
+    for x, y in ((a, b), (b, a)):
+        if len(x.terms) == 1 and x.const == 0 and x.terms[0][1] > 0 and not rg.atoms[x.terms[0][0]].fixed:
+            iy = rg.interval(y)
+            if iy.lo >= 0 and iy.hi > 0 and all(rg.atoms[t].fixed for t, _ in y.terms):
+                return x.terms[0][0], x.terms[0][1] * iy.hi
+    return None
+
+
 def threshold(rg: Ranges, value: Affine, limit: Interval) -> dict[str, Any] | None:
     """Smallest value of the dominant input at which ``value`` passes ``limit.hi``, others at their max."""
     terms = [(k, c) for k, c in value.terms if c > 0]
     if not terms:
         return None
     k, c = max(terms, key=lambda kc: kc[1] * max(rg.atoms[kc[0]].iv.hi, 1))
-    atom = rg.atoms[k]
     rest = rg.interval(Affine(tuple(t for t in value.terms if t[0] != k), value.const)).hi
+    free = _free_factor(rg, k)
+    if free is not None:
+        k, c = free[0], c * free[1]
+    atom = rg.atoms[k]
     x = max((limit.hi - rest) // c + 1, atom.iv.lo)
     exact = all(not rg.atoms[t].opaque for t, _ in value.terms)
     return {
@@ -63,7 +84,7 @@ def witness(true: int, signed_ext: bool) -> dict[str, Any]:
 def _step(gr: Graph, rg: Ranges, n: int, role: str, wraps: bool = False, note: str = "") -> Step:
     op = gr.op(n)
     rng = None
-    if op.width and op.width <= 64 and op.kind not in MEMORY_KINDS and op.kind is not Kind.GEP:
+    if role != "address" and op.width and op.kind not in MEMORY_KINDS and op.kind is not Kind.GEP:
         iv = rg.interval(rg.value(n))
         rng = [iv.lo, iv.hi]
     return Step(op.name, op.line, op.text, role, op.width, rng, wraps, note)
@@ -105,7 +126,8 @@ def explain(gr: Graph, rg: Ranges, c: Candidate, check: str, ctx: Context) -> Fi
     w = c.widening
     wop = gr.op(w.node)
     culprit = gr.op(c.culprit) if c.culprit is not None else None
-    where = culprit or wop
+    # an input read (a narrow ld.param) sits in the kernel's prologue: the widening op's line says more
+    where = culprit if culprit is not None and culprit.kind not in (Kind.ARG, Kind.SREG, Kind.LOAD) else wop
     file, line, col, source, precision = _source(where if where.loc else _first_loc(gr, c), ctx)
 
     th = threshold(rg, c.value, c.limit)

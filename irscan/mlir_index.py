@@ -1,0 +1,518 @@
+"""The fast path of the MLIR front end: a line indexer that feeds the grammar only what it must.
+
+MLIR's printer writes one op per line (``%res = op.name operands : types loc(#locN)``); a region
+opens with ``{`` at the end of its op's line and closes with ``}`` on a line of its own.  So a loop
+over lines with string methods finds every op, its results, its operand names and its location.
+The grammar parses only
+
+* the ops whose details the analysis needs (integer arithmetic, casts, GEP, memory, constants,
+  special registers, branches), once per distinct *template*: the op text with its SSA names and
+  block labels replaced by placeholders (9.6k such ops of the FA4 forward kernel are 371 templates);
+* ``llvm.extractvalue`` / ``insertvalue`` are split by a regex, and their aggregate type -- the 64-
+  or 128-field struct that is 63 % of FA4's bytes -- is parsed once per distinct type;
+* function headers and block-argument lists (templated too).
+
+Every other op keeps its name, operands (every ``%name`` outside string literals, like the grammar's
+token soup) and result types read off its trailing type list.  :func:`irscan.mlir.parse_module` with
+``full=True`` is the oracle this is tested against.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from irscan import ir
+from irscan.ir import IRSyntaxError
+from irscan.mlir_grammar import Body, Ty, UnexpectedInput, field_type, parse, parse_type, syntax_error
+from irscan.mlir_semantics import (
+    SREG_PREFIX,
+    LocResolver,
+    LocSyntaxError,
+    Spec,
+    build_spec,
+    finish_function,
+    function_from_header,
+    loc_granularity,
+    parse_loc_text,
+    soup_info,
+    soup_rtypes,
+    _balanced,
+    _strip_strings,
+)
+
+
+class NeedFullParse(Exception):
+    """The indexer met a line it cannot index but that may be valid: the grammar must decide."""
+
+
+#: ops parsed by the grammar (per template); everything else not listed is indexed generically
+_TEMPLATE_OPS = frozenset(
+    """llvm.add llvm.sub llvm.mul llvm.shl llvm.lshr llvm.ashr llvm.and llvm.or llvm.xor llvm.sdiv llvm.udiv
+    llvm.srem llvm.urem llvm.icmp llvm.select llvm.sext llvm.zext llvm.trunc llvm.ptrtoint llvm.inttoptr
+    llvm.addrspacecast llvm.bitcast llvm.getelementptr llvm.load llvm.store llvm.atomicrmw llvm.cmpxchg
+    llvm.mlir.constant llvm.br llvm.cond_br llvm.switch llvm.return llvm.intr.smin llvm.intr.smax
+    llvm.intr.umin llvm.intr.umax""".split()
+)
+
+_REF = re.compile(r"([%^])[\w$.\-]+(?:#\d+)?")
+_REF_NAMES = re.compile(r"[%^][\w$.\-]+(?:#\d+)?")
+_REF_OR_STR = re.compile(r'("(?:[^"\\\n]|\\.)*")|([%^])[\w$.\-]+(?:#\d+)?')
+_BARE_REF_OR_STR = re.compile(r'("(?:[^"\\\n]|\\.)*")|([%^])(?![\w$.\-])')
+_SSA = re.compile(r"%[\w$.\-]+(?:#\d+)?")
+_NAME = re.compile(r"[A-Za-z_][\w$.]*")
+_EXTRACT = re.compile(r"llvm\.extractvalue (%[\w$.\-]+(?:#\d+)?)\[([\d, ]+)\] : (.+)")
+_INSERT = re.compile(r"llvm\.insertvalue (%[\w$.\-]+(?:#\d+)?), (%[\w$.\-]+(?:#\d+)?)\[([\d, ]+)\] : (.+)")
+_LABEL = re.compile(r"(\^[\w$.\-]+)(\(.*\))?:")
+_INLINE_LOC = re.compile(
+    r' loc\((?:[^()"]|"(?:[^"\\\n]|\\.)*"|\((?:[^()"]|"(?:[^"\\\n]|\\.)*"|\((?:[^()"]|"(?:[^"\\\n]|\\.)*")*\))*\))*\)'
+)
+
+
+def strip_loc(body: str) -> tuple[str, str | None]:
+    """(op text without its trailing ``loc(...)``, the location text or None)."""
+    if body.endswith(")"):
+        j = body.rfind(" loc(")
+        if j >= 0:
+            return body[:j].rstrip(), body[j + 1 :]
+    return body, None
+
+
+def _results(rtext: str) -> tuple[str, ...]:
+    """``%5`` / ``%5, %6`` / ``%5:2`` -> result names (``%5#0``, ``%5#1`` for a group)."""
+    out: list[str] = []
+    for part in rtext.split(","):
+        part = part.strip()
+        if ":" in part:
+            name, n = part.split(":", 1)
+            out.extend(f"{name}#{i}" for i in range(int(n)))
+        else:
+            out.append(part)
+    return tuple(out)
+
+
+def _number(template: str) -> str:
+    """Give the bare ``%`` / ``^`` placeholders of a template their positions: ``%0``, ``^1``, ..."""
+    k = -1
+
+    def sub(m: re.Match[str]) -> str:
+        nonlocal k
+        if m.group(1):
+            return m.group(1)
+        k += 1
+        return f"{m.group(2)}{k}"
+
+    return _BARE_REF_OR_STR.sub(sub, template)
+
+
+def _template(body: str) -> tuple[str, list[str]]:
+    """(op text with SSA names and labels as bare ``%`` / ``^``, the names in order)."""
+    if '"' not in body or body.startswith("llvm.icmp"):
+        return _REF.sub(r"\1", body), _REF_NAMES.findall(body)
+    names: list[str] = []
+
+    def sub(m: re.Match[str]) -> str:
+        if m.group(1):
+            return m.group(1)
+        names.append(m.group(0))
+        return m.group(2)
+
+    return _REF_OR_STR.sub(sub, body), names
+
+
+class _Frame:
+    __slots__ = ("kind", "line", "fn", "arg_types", "post", "gpu", "name")
+
+    def __init__(self, kind: str, line: int, name: str, gpu: bool, fn: ir.Function | None = None) -> None:
+        self.kind, self.line, self.name, self.gpu, self.fn = kind, line, name, gpu, fn
+        self.arg_types: dict[str, str] = {}
+        self.post: list[ir.Op] = []
+
+
+class _Indexer:
+    def __init__(self, text: str, path: str) -> None:
+        self.text = text
+        self.path = path
+        self.module = ir.Module(ir="mlir", path=path)
+        self.structure: list[tuple[int, str, tuple[str, ...]]] = []
+        self.opaque: Counter[str] = Counter()
+        self.aliases: dict[str, Any] = {}
+        self.tcache: dict[str, Spec] = {}
+        self.gcache: dict[tuple[str, int, str], Spec] = {}
+        self.ecache: dict[tuple[str, str], Spec] = {}
+        self.lcache: dict[str, tuple[list[Ty], str]] = {}
+        self.ops: list[ir.Op] = []
+
+    # ------------------------------------------------------------------------------ errors
+
+    def fail(self, lineno: int, raw: str, body_col: int, body: str, why: str) -> IRSyntaxError:
+        """An error at a line: let the grammar say where exactly, else report ``why``."""
+        try:
+            parse(body, "op")
+        except UnexpectedInput as exc:
+            return syntax_error(self.path, body, exc, line=lineno, col_offset=body_col)
+        except Exception:  # noqa: BLE001 -- any other failure of ours on this line: the grammar decides
+            raise NeedFullParse(why) from None
+        raise NeedFullParse(why)
+
+    # ------------------------------------------------------------------------------- specs
+
+    def template_spec(self, body: str) -> tuple[Spec, list[str]]:
+        tmpl, names = _template(body)
+        spec = self.tcache.get(tmpl)
+        if spec is None:
+            rop = parse(_number(tmpl), "op")
+            spec = build_spec(rop.body).templatize()
+            self.tcache[tmpl] = spec
+        return spec, names
+
+    def extract_spec(self, path: str, tytext: str, insert: bool) -> Spec:
+        key = (("i" if insert else "e") + path, tytext)
+        spec = self.ecache.get(key)
+        if spec is not None:
+            return spec
+        ty = parse_type(tytext)
+        p = tuple(int(x) for x in path.split(","))
+        if insert:
+            body = Body(
+                "insertvalue", "llvm.insertvalue", None, ["%0", "%1"], rtypes=(ty.text,), info={"type": ty, "path": p}
+            )  # type: ignore[arg-type]
+        else:
+            res = field_type(ty, p)
+            body = Body(
+                "extractvalue",
+                "llvm.extractvalue",
+                None,  # type: ignore[arg-type]
+                ["%0"],
+                rtypes=(res.text if res else "?",),
+                info={"type": ty, "path": p, "res": res},
+            )
+        spec = build_spec(body).templatize()
+        self.ecache[key] = spec
+        return spec
+
+    def generic_spec(self, name: str, body: str, nres: int) -> Spec:
+        sb = _strip_strings(body)
+        if name in ("llvm.inline_asm", "llvm.call", "llvm.call_intrinsic", "llvm.shufflevector"):
+            b = Body("generic", name, None, [], rtypes=soup_rtypes(name, sb, nres), info=soup_info(name, body))  # type: ignore[arg-type]
+            return build_spec(b)
+        j = sb.rfind(" : ")
+        key = (name, nres, sb[j:] if j >= 0 else sb[sb.rfind(" -> ") :] if " -> " in sb else "")
+        spec = self.gcache.get(key)
+        if spec is None:
+            b = Body("generic", name, None, [], rtypes=soup_rtypes(name, sb, nres), info={})  # type: ignore[arg-type]
+            spec = build_spec(b)
+            self.gcache[key] = spec
+        return spec
+
+    def label_args(self, inner: str) -> tuple[list[Ty], list[str]]:
+        """``(%a: i32 loc(...), %b: f32)`` -> arg types (grammar, per template) and names."""
+        no_loc = _INLINE_LOC.sub("", inner) if "loc(" in inner else inner
+        names = _SSA.findall(no_loc)
+        tmpl = _SSA.sub("%", no_loc)
+        hit = self.lcache.get(tmpl)
+        if hit is None:
+            _, args, _ = parse("^bb" + tmpl + ":", "block_label")
+            hit = ([t for _, t in args], tmpl)
+            self.lcache[tmpl] = hit
+        return hit[0], names
+
+    # -------------------------------------------------------------------------------- main
+
+    def run(self) -> ir.Module:
+        lines = self.text.split("\n")
+        stack: list[_Frame] = []
+        fn: ir.Function | None = None
+        frame: _Frame | None = None
+        block: ir.Block | None = None
+        bi = 0
+        ops = self.ops
+        op_new = ir.Op
+        template_ops = _TEMPLATE_OPS
+        tcache = self.tcache
+        ref_sub, ref_find = _REF.sub, _REF_NAMES.findall
+        ssa_find = _SSA.findall
+        name_match = _NAME.match
+        next_id = 0
+        in_meta = False
+        lineno = 0
+        for raw in lines:
+            lineno += 1
+            s = raw.strip()
+            if not s:
+                continue
+            if in_meta:
+                if "#-}" in s:
+                    in_meta = False
+                continue
+            c = s[0]
+            if c == "%" or (c != "}" and c != "^" and c != "#" and c != "!" and c != "/" and c != "{"):
+                # ------------------------------------------------------------------ an op
+                if c == "%":
+                    eq = s.find(" = ")
+                    if eq < 0:
+                        raise self.fail(lineno, raw, raw.find(s), s, "an op's results without '='")
+                    rtext = s[:eq]
+                    results = (rtext,) if ("," not in rtext and ":" not in rtext) else _results(rtext)
+                    body = s[eq + 3 :]
+                else:
+                    results = ()
+                    body = s
+                if body[-1] == "{":
+                    self.open_region(body, lineno, raw, stack)
+                    frame = stack[-1]
+                    if frame.kind == "func":
+                        fn = frame.fn
+                        block = fn.blocks[0]  # type: ignore[union-attr]
+                        bi = 0
+                    else:
+                        fn, block = None, None
+                    continue
+                if c == '"' or body[0] == '"':
+                    name = body[1 : body.find('"', 1)]
+                else:
+                    nm = name_match(body)
+                    if nm is None:
+                        raise self.fail(lineno, raw, raw.find(body), body, "no op name")
+                    name = nm.group(0)
+                if body[-1] == ")":
+                    j = body.rfind(" loc(")
+                    if j >= 0:
+                        loc = body[j + 1 :]
+                        body = body[:j].rstrip()
+                    else:
+                        loc = None
+                else:
+                    loc = None
+                if block is None:
+                    # an op outside any function body: module-level (globals, declarations)
+                    self.top_level_op(name, body, results, loc, lineno, raw, bool(stack) and stack[-1].gpu)
+                    continue
+                if name in template_ops or name.startswith(SREG_PREFIX):
+                    if '"' not in body or name == "llvm.icmp":
+                        tmpl = ref_sub(r"\1", body)
+                        spec = tcache.get(tmpl)
+                        names = ref_find(body)
+                        if spec is None:
+                            try:
+                                spec, names = self.template_spec(body)
+                            except UnexpectedInput:
+                                raise self.fail(lineno, raw, raw.find(body), body, "bad op") from None
+                    else:
+                        try:
+                            spec, names = self.template_spec(body)
+                        except UnexpectedInput:
+                            raise self.fail(lineno, raw, raw.find(body), body, "bad op") from None
+                    operands = tuple([names[k] for k in spec.op_idx])
+                    if spec.succ_idx:
+                        for lk, oks in spec.succ_idx:
+                            block.succs.append(ir.Successor(names[lk], tuple([names[k] for k in oks])))
+                elif name == "llvm.extractvalue" and (m := _EXTRACT.fullmatch(body)) is not None:
+                    try:
+                        spec = self.extract_spec(m.group(2), m.group(3), False)
+                    except UnexpectedInput:
+                        raise self.fail(lineno, raw, raw.find(body), body, "bad type") from None
+                    operands = (m.group(1),)
+                elif name == "llvm.insertvalue" and (m := _INSERT.fullmatch(body)) is not None:
+                    try:
+                        spec = self.extract_spec(m.group(3), m.group(4), True)
+                    except UnexpectedInput:
+                        raise self.fail(lineno, raw, raw.find(body), body, "bad type") from None
+                    operands = (m.group(1), m.group(2))
+                elif name in ("llvm.extractvalue", "llvm.insertvalue", "llvm.func"):
+                    try:
+                        spec, names = self.template_spec(body)
+                    except UnexpectedInput:
+                        raise self.fail(lineno, raw, raw.find(body), body, "bad op") from None
+                    operands = tuple([names[k] for k in spec.op_idx])
+                else:
+                    sb = _strip_strings(body) if '"' in body else body
+                    if not _balanced(sb):
+                        raise self.fail(lineno, raw, raw.find(body), body, "unbalanced brackets")
+                    spec = self.generic_spec(name, body, len(results))
+                    operands = tuple(ssa_find(sb))
+                op = op_new(
+                    next_id,
+                    spec.kind,
+                    spec.name,
+                    results,
+                    operands,
+                    spec.width,
+                    spec.src_width,
+                    spec.signed,
+                    spec.flags,
+                    dict(spec.attrs),
+                    spec.addr,
+                    spec.space,
+                    loc,  # type: ignore[arg-type]  (location text until resolve_locs)
+                    lineno,
+                    s[:300],
+                    bi,
+                )
+                next_id += 1
+                block.ops.append(op)
+                ops.append(op)
+                if spec.post:
+                    frame.post.append(op)  # type: ignore[union-attr]
+                continue
+            if c == "}":
+                if not stack:
+                    raise IRSyntaxError(self.path, lineno, raw.find("}") + 1, "unexpected '}'", [])
+                rest, loc = strip_loc(s)
+                if rest not in ("}",):
+                    raise NeedFullParse(f"line {lineno}: text after a region's end")
+                closed = stack.pop()
+                if closed.kind == "func":
+                    self.close_function(closed, loc)
+                frame = stack[-1] if stack else None
+                if frame is not None and frame.kind == "func":
+                    fn = frame.fn
+                    block = fn.blocks[-1]  # type: ignore[union-attr]
+                    bi = len(fn.blocks) - 1  # type: ignore[union-attr]
+                else:
+                    fn, block = None, None
+                continue
+            if c == "^":
+                if fn is None or frame is None:
+                    raise NeedFullParse(f"line {lineno}: a block label outside a function")
+                k = s.rfind("  //")
+                lab = s[:k].rstrip() if k > 0 else s
+                m = _LABEL.fullmatch(lab)
+                if m is None:
+                    raise self.fail(lineno, raw, raw.find(s), s, "bad block label")
+                arg_names: list[str] = []
+                arg_tys: list[Ty] = []
+                if m.group(2):
+                    try:
+                        arg_tys, arg_names = self.label_args(m.group(2))
+                    except UnexpectedInput as exc:
+                        raise syntax_error(self.path, lab, exc, line=lineno, col_offset=raw.find(s)) from None
+                    for n_, t_ in zip(arg_names, arg_tys):
+                        frame.arg_types[n_] = t_.text
+                block = ir.Block(m.group(1), tuple(arg_names), tuple(t.int_width for t in arg_tys))
+                fn.blocks.append(block)
+                bi = len(fn.blocks) - 1
+                continue
+            if c == "#" or c == "!":
+                if stack:
+                    raise NeedFullParse(f"line {lineno}: an alias definition inside a region")
+                eq = s.find(" = ")
+                if eq < 0:
+                    raise self.fail(lineno, raw, 1, s, "bad alias definition")
+                if c == "#":
+                    v = s[eq + 3 :]
+                    if not (v.endswith(")") or v.endswith(">") or v[-1].isalnum()):
+                        raise IRSyntaxError(self.path, lineno, len(raw) + 1, "truncated alias definition", [")", ">"])
+                    self.aliases[s[:eq]] = v
+                continue
+            if c == "/" and s.startswith("//"):
+                continue
+            if c == "{" and s.startswith("{-#"):
+                in_meta = "#-}" not in s
+                continue
+            raise self.fail(lineno, raw, raw.find(s), s, "a line that is not an op")
+        if stack:
+            last = len(lines)
+            while last > 1 and not lines[last - 1].strip():
+                last -= 1
+            raise IRSyntaxError(
+                self.path,
+                last,
+                len(lines[last - 1]) + 1,
+                f"unexpected end of input: the region opened at line {stack[-1].line} is not closed",
+                ["}"],
+            )
+        if in_meta:
+            raise IRSyntaxError(self.path, len(lines), 1, "unexpected end of input in file metadata", ["#-}"])
+        self.resolve_locs()
+        m_ = self.module
+        m_.opaque = dict(self.opaque)
+        m_.attrs["structure"] = self.structure
+        m_.attrs["loc_granularity"] = loc_granularity(m_.functions)
+        m_.attrs["path"] = "fast"
+        return m_
+
+    # --------------------------------------------------------------------------- regions
+
+    def open_region(self, body: str, lineno: int, raw: str, stack: list[_Frame]) -> None:
+        nm = _NAME.match(body)
+        name = nm.group(0) if nm else body[1 : body.find('"', 1)]
+        gpu = bool(stack) and stack[-1].gpu
+        if name == "llvm.func":
+            header = body[:-1].rstrip()
+            try:
+                rop = parse(header, "op")
+            except UnexpectedInput as exc:
+                raise syntax_error(self.path, header, exc, line=lineno, col_offset=raw.find(body)) from None
+            fn = function_from_header(rop.body, lineno, gpu)
+            fn.blocks.append(ir.Block("^bb0"))
+            fr = _Frame("func", lineno, name, gpu, fn)
+            fr.arg_types = {p.name: p.type for p in fn.params}
+            self.structure.append((lineno, "llvm.func", ()))
+            self.module.functions.append(fn)
+            stack.append(fr)
+            return
+        if stack and stack[-1].kind == "func":
+            raise NeedFullParse(f"line {lineno}: a region op inside a function")
+        self.structure.append((lineno, name, ()))
+        stack.append(_Frame("other", lineno, name, gpu or name == "gpu.module"))
+
+    def close_function(self, fr: _Frame, loc: str | None) -> None:
+        fn = fr.fn
+        assert fn is not None
+        fn.loc = loc  # type: ignore[assignment]  (resolved with the ops' locations)
+        finish_function(fn, fr.arg_types, fr.post, self.opaque)
+
+    def top_level_op(
+        self, name: str, body: str, results: tuple[str, ...], loc: str | None, lineno: int, raw: str, gpu: bool
+    ) -> None:
+        if name == "llvm.func":  # a declaration
+            try:
+                rop = parse(body, "op")
+            except UnexpectedInput as exc:
+                raise syntax_error(self.path, body, exc, line=lineno, col_offset=raw.find(body)) from None
+            fn = function_from_header(rop.body, lineno, gpu)
+            fn.loc = loc  # type: ignore[assignment]
+            self.structure.append((lineno, "llvm.func", ()))
+            self.module.functions.append(fn)
+            return
+        sb = _strip_strings(body) if '"' in body else body
+        if not _balanced(sb):
+            raise self.fail(lineno, raw, raw.find(body), body, "unbalanced brackets")
+        self.structure.append((lineno, name, soup_rtypes(name, sb, len(results)) or ()))
+
+    # ------------------------------------------------------------------------- locations
+
+    def resolve_locs(self) -> None:
+        resolver = LocResolver(self.aliases)
+        cache: dict[str, ir.Loc | None] = {}
+
+        def loc_of(t: str) -> ir.Loc | None:
+            try:
+                return resolver.resolve(parse_loc_text(t))
+            except (LocSyntaxError, ValueError, IndexError) as exc:
+                raise NeedFullParse(f"location {t[:60]!r}: {exc}") from None
+
+        for op in self.ops:
+            t = op.loc
+            if t is not None:
+                loc = cache.get(t)  # type: ignore[arg-type]
+                if loc is None and t not in cache:
+                    loc = loc_of(t)  # type: ignore[arg-type]
+                    cache[t] = loc  # type: ignore[index]
+                op.loc = loc
+        for fn in self.module.functions:
+            t = fn.loc
+            if isinstance(t, str):
+                fn.loc = cache[t] if t in cache else loc_of(t)
+
+
+def index_module(text: str, path: str) -> ir.Module:
+    """The fast path of :func:`irscan.mlir.parse_module` (raises :class:`NeedFullParse` to defer)."""
+    try:
+        return _Indexer(text, path).run()
+    except (IRSyntaxError, NeedFullParse):
+        raise
+    except (UnexpectedInput, LocSyntaxError, ValueError, IndexError, KeyError, AttributeError) as exc:
+        raise NeedFullParse(f"{type(exc).__name__}: {exc}") from None

@@ -1,0 +1,776 @@
+"""What an LLVM-dialect op means to the analysis: parsed op records -> :mod:`irscan.ir` kinds.
+
+Both MLIR front-end paths (the whole-module grammar parse and the fast line indexer) describe each op
+as a :class:`irscan.mlir_grammar.Body`; :func:`build_spec` turns a Body into a :class:`Spec` (kind,
+width, flags, attrs, address operand...) that does not depend on the op's SSA names, so the fast path
+builds it once per distinct op template and stamps out :class:`irscan.ir.Op` objects from it.
+
+Ops whose meaning depends on their operands' types (an ``nvvm.*`` op is a memory op when an operand
+is a pointer; ``nvvm.fmax`` prints no result type) are settled per function by :func:`finish_function`
+once every value's type is known.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from irscan import ir
+from irscan.ir import Kind
+from irscan.mlir_grammar import AttrText, Body, Ty, Unit, canonical_type_text, parse_type, type_size, unescape
+
+#: LLVM/NVVM address spaces by number, as ir.Op.space names them
+SPACE_NAMES = {"0": "generic", "1": "global", "3": "shared", "4": "const", "5": "local"}
+
+ARITH_KINDS = {
+    "llvm.add": Kind.ADD,
+    "llvm.sub": Kind.SUB,
+    "llvm.mul": Kind.MUL,
+    "llvm.shl": Kind.SHL,
+    "llvm.lshr": Kind.LSHR,
+    "llvm.ashr": Kind.ASHR,
+    "llvm.and": Kind.AND,
+    "llvm.or": Kind.OR,
+    "llvm.xor": Kind.XOR,
+    "llvm.sdiv": Kind.DIV,
+    "llvm.udiv": Kind.DIV,
+    "llvm.srem": Kind.REM,
+    "llvm.urem": Kind.REM,
+}
+SIGNED = {"llvm.sdiv": True, "llvm.srem": True, "llvm.udiv": False, "llvm.urem": False}
+SHIFT_SIGNED = {"llvm.ashr": True, "llvm.lshr": False}
+CAST_KINDS = {"llvm.sext": Kind.SEXT, "llvm.zext": Kind.ZEXT, "llvm.trunc": Kind.TRUNC}
+MINMAX = {
+    "llvm.intr.smin": (Kind.MIN, True),
+    "llvm.intr.umin": (Kind.MIN, False),
+    "llvm.intr.smax": (Kind.MAX, True),
+    "llvm.intr.umax": (Kind.MAX, False),
+}
+PRED_SIGNED = {
+    "slt": True,
+    "sle": True,
+    "sgt": True,
+    "sge": True,
+    "ult": False,
+    "ule": False,
+    "ugt": False,
+    "uge": False,
+}
+
+#: ops with no integer meaning that need no mention in Module.opaque (address roots, control, hints)
+HARMLESS = frozenset({"llvm.alloca", "llvm.mlir.addressof", "llvm.intr.assume", "llvm.intr.trap"})
+
+SREG_PREFIX = "nvvm.read.ptx.sreg."
+
+
+class Spec:
+    """Everything about an op except its own SSA names, line and location.
+
+    ``operands`` / ``succs`` hold operand references as the parser saw them: real names on the full
+    path, ``%k`` / ``^k`` placeholders (k = position among the line's references) for a template.
+    ``post`` marks ops that :func:`finish_function` must revisit once value types are known.
+    """
+
+    __slots__ = (
+        "kind",
+        "name",
+        "width",
+        "src_width",
+        "signed",
+        "flags",
+        "attrs",
+        "addr",
+        "space",
+        "operands",
+        "succs",
+        "post",
+        "op_idx",
+        "succ_idx",
+    )
+
+    def __init__(self, kind: Kind, name: str, operands: tuple[str, ...], rtypes: tuple[str, ...] | None) -> None:
+        self.kind = kind
+        self.name = name
+        self.width = 0
+        self.src_width: int | None = None
+        self.signed: bool | None = None
+        self.flags: frozenset[str] = frozenset()
+        self.attrs: dict[str, Any] = {"result_types": rtypes}
+        self.addr: int | None = None
+        self.space: str | None = None
+        self.operands = operands
+        self.succs: tuple[tuple[str, tuple[str, ...]], ...] = ()
+        self.post = False
+        self.op_idx: tuple[int, ...] = ()
+        self.succ_idx: tuple[tuple[int, tuple[int, ...]], ...] = ()
+
+    def templatize(self) -> Spec:
+        """Turn ``%k`` / ``^k`` placeholder references into positions (for the fast path)."""
+        self.op_idx = tuple(int(r[1:]) for r in self.operands)
+        self.succ_idx = tuple((int(lab[1:]), tuple(int(r[1:]) for r in ops)) for lab, ops in self.succs)
+        return self
+
+
+def space_name(num: str | None) -> str | None:
+    if num is None:
+        return None
+    return SPACE_NAMES.get(num, num)
+
+
+def _int_width(t: Ty | None) -> int:
+    return t.width if t is not None and t.kind == "int" else 0
+
+
+def _flags_of(x: Any) -> frozenset[str]:
+    return x if isinstance(x, frozenset) else frozenset()
+
+
+# ----------------------------------------------------------------------------- ops with a rule
+
+
+def build_spec(body: Body) -> Spec:
+    """The meaning of one parsed op (see the mapping in the module docstring of :mod:`irscan.mlir`)."""
+    tag, name, info = body.tag, body.name, body.info
+    sp = Spec(Kind.OPAQUE, name, tuple(body.operands), body.rtypes)
+    if tag == "generic":
+        return _generic_spec(sp, body)
+    if tag == "arith":
+        ty = info["type"]
+        sp.flags = _flags_of(info.get("flags"))
+        if ty.kind == "int":
+            sp.kind = ARITH_KINDS[name]
+            sp.width = ty.width
+            sp.signed = SIGNED.get(name, SHIFT_SIGNED.get(name))
+        return sp
+    if tag == "icmp":
+        ty = info["type"]
+        pred = info["pred"]
+        sp.attrs["pred"] = pred
+        if ty.kind in ("int", "ptr", "index"):
+            sp.kind = Kind.ICMP
+            sp.width = _int_width(ty)
+            sp.src_width = _int_width(ty)
+            sp.signed = PRED_SIGNED.get(pred)
+        return sp
+    if tag == "select":
+        ty = info["type"]
+        if ty.kind in ("int", "ptr"):
+            sp.kind = Kind.SELECT
+            sp.width = _int_width(ty)
+        return sp
+    if tag == "cast":
+        src, dst = info["src"], info["dst"]
+        sp.flags = _flags_of(info.get("flags"))
+        if name in CAST_KINDS:
+            if src.kind == "int" and dst.kind == "int":
+                sp.kind = CAST_KINDS[name]
+                sp.width, sp.src_width = dst.width, src.width
+                sp.signed = True if name == "llvm.sext" else (False if name == "llvm.zext" else None)
+            return sp
+        sp.kind = Kind.CAST
+        sp.width = _int_width(dst)
+        sp.src_width = _int_width(src)
+        if dst.kind == "ptr":
+            sp.space = space_name(dst.space)
+        if src.kind == "ptr":
+            sp.attrs["src_space"] = space_name(src.space)
+        if src.kind == "vector" or dst.kind == "vector":
+            sp.kind = Kind.OPAQUE
+        return sp
+    if tag == "extractvalue":
+        sp.kind = Kind.EXTRACT
+        sp.attrs["path"] = info["path"]
+        sp.width = _int_width(info.get("res"))
+        return sp
+    if tag == "insertvalue":
+        sp.kind = Kind.INSERT
+        sp.attrs["path"] = info["path"]
+        return sp
+    if tag == "gep":
+        return _gep_spec(sp, info)
+    if tag in ("load", "store", "atomicrmw", "cmpxchg"):
+        return _mem_spec(sp, tag, info)
+    if tag == "constant":
+        ty, v = info["type"], info["value"]
+        sp.kind = Kind.CONST
+        sp.width = _int_width(ty)
+        if ty.kind == "int" and isinstance(v, (bool, int)) and not isinstance(v, AttrText):
+            sp.attrs["value"] = int(v)
+        return sp
+    if tag == "sreg":
+        ty = info["type"]
+        sp.kind = Kind.SREG
+        sp.width = _int_width(ty)
+        sp.attrs["sreg"] = name[len(SREG_PREFIX) :]
+        rng = info.get("range")
+        if rng is not None:
+            sp.attrs["range"] = (rng[0], rng[1] - 1)  # MLIR's upper bound is exclusive
+        return sp
+    if tag in ("br", "cond_br", "switch"):
+        sp.kind = Kind.BRANCH
+        sp.succs = tuple((lab, tuple(ops)) for lab, ops, _ in body.succs)
+        if tag == "switch":
+            sp.attrs["cases"] = tuple(info["cases"])
+            sp.width = _int_width(info["type"])
+        return sp
+    if tag == "ret":
+        sp.kind = Kind.RETURN
+        return sp
+    if tag == "minmax":
+        ty = info["type"]
+        if ty.kind == "int":
+            sp.kind, sp.signed = MINMAX[name]
+            sp.width = ty.width
+        return sp
+    raise ValueError(f"no semantics for rule {tag!r}")
+
+
+def _gep_spec(sp: Spec, info: dict[str, Any]) -> Spec:
+    sp.kind = Kind.GEP
+    sp.flags = _flags_of(info.get("flags"))
+    in_types: list[Ty] = info["in_types"]
+    elem: Ty = info["elem"]
+    base = in_types[0] if in_types else None
+    indices: list[tuple] = []
+    dyn = 0
+    for tok in info["indices"]:
+        if tok.type == "SSA_ID":
+            dyn += 1
+            t = in_types[dyn] if dyn < len(in_types) else None
+            indices.append(("dyn", dyn, _int_width(t)))
+        else:
+            indices.append(("const", int(tok.value)))
+    sp.attrs["indices"] = indices
+    sp.attrs["elem_type"] = elem.text
+    sp.attrs["elem_size"] = type_size(elem)
+    if base is not None and base.kind == "ptr":
+        sp.space = space_name(base.space)
+    return sp
+
+
+_MEM_FLAGS = frozenset({"volatile", "atomic", "invariant", "invariant_group", "nontemporal"})
+
+
+def _mem_spec(sp: Spec, tag: str, info: dict[str, Any]) -> Spec:
+    ptr: Ty = info["ptr"]
+    ty: Ty = info["type"]
+    mods: dict[str, Any] = info.get("mods") or {}
+    attrs: dict[str, Any] = info.get("attrs") or {}
+    sp.flags = frozenset(k for k in list(mods) + list(attrs) if k in _MEM_FLAGS)
+    sp.space = space_name(ptr.space) if ptr.kind == "ptr" else None
+    sp.width = _int_width(ty)
+    sp.attrs["type"] = ty.text
+    sp.attrs["size"] = type_size(ty)
+    if "alignment" in attrs:
+        sp.attrs["alignment"] = attrs["alignment"]
+    if "syncscope" in mods:
+        sp.attrs["syncscope"] = mods["syncscope"]
+    if tag == "load":
+        sp.kind, sp.addr = Kind.LOAD, 0
+    elif tag == "store":
+        sp.kind, sp.addr = Kind.STORE, 1
+    else:
+        sp.kind, sp.addr = Kind.ATOMIC, 0
+        sp.attrs["op"] = info.get("op") if tag == "atomicrmw" else "cmpxchg"
+    return sp
+
+
+# ---------------------------------------------------------------------------------- soup ops
+
+_STR_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_SYM_RE = re.compile(r'@(?:[\w$.\-]+|"(?:[^"\\\n]|\\.)*")')
+_MASK_RE = re.compile(r"\[([-\d, ]*)\]")
+
+
+def _strip_strings(s: str) -> str:
+    return _STR_RE.sub('""', s) if '"' in s else s
+
+
+def _balanced(s: str) -> bool:
+    return (
+        s.count("(") == s.count(")")
+        and s.count("[") == s.count("]")
+        and s.count("{") == s.count("}")
+        and s.count("<") == s.count(">") - s.count("->")
+    )
+
+
+def find_type_tail(body: str) -> int:
+    """Index just past the top-level ``' : '`` that starts an op's trailing type list, or -1.
+
+    ``body`` is the op text from its name to before its location, with strings blanked.  The last
+    ``' : '`` whose remainder is bracket-balanced is the one; a colon inside an attribute dictionary
+    (``{alignment = 4 : i64}``) leaves an unbalanced remainder.
+    """
+    j = len(body)
+    while True:
+        j = body.rfind(" : ", 0, j)
+        if j < 0:
+            return -1
+        if _balanced(body[j + 3 :]):
+            return j + 3
+
+
+def split_top(s: str, sep: str = ",") -> list[str]:
+    """Split at top-level ``sep`` (outside (), [], <>, {})."""
+    if not any(c in s for c in "([<{"):
+        return [p.strip() for p in s.split(sep)] if s.strip() else []
+    out: list[str] = []
+    depth = 0
+    cur = 0
+    i = 0
+    n = len(s)
+    while i < n:
+        ch = s[i]
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == ">" and not (i > 0 and s[i - 1] == "-"):
+            depth -= 1
+        elif depth == 0 and s.startswith(sep, i):
+            out.append(s[cur:i].strip())
+            cur = i + len(sep)
+            i = cur
+            continue
+        i += 1
+    last = s[cur:].strip()
+    if last or out:
+        out.append(last)
+    return out
+
+
+def _unparen(part: str) -> list[str]:
+    part = part.strip()
+    if part.startswith("(") and part.endswith(")") and _balanced(part[1:-1]):
+        return split_top(part[1:-1])
+    return split_top(part)
+
+
+_tail_cache: dict[str, tuple[list[str], list[str] | None]] = {}
+
+
+def parse_type_tail(tail: str) -> tuple[list[str], list[str] | None]:
+    """(operand types, result types or None) of a trailing type list ``a, b -> c`` / ``a to b`` / ``a, b``."""
+    hit = _tail_cache.get(tail)
+    if hit is not None:
+        return hit
+    arrow = split_top(tail, " -> ") if "->" in tail else [tail]
+    if len(arrow) >= 2:
+        res = (_unparen(" -> ".join(arrow[:-1])), _unparen(arrow[-1]))
+    else:
+        to = split_top(tail, " to ") if " to " in tail else [tail]
+        if len(to) == 2:
+            res = (split_top(to[0]), split_top(to[1]))
+        else:
+            res = (split_top(tail), None)
+    _tail_cache[tail] = res
+    return res
+
+
+def _vector_elem(t: str) -> str | None:
+    m = re.fullmatch(r"vector<(?:\d+x)+(.+)>", t)
+    return m.group(1) if m else None
+
+
+def soup_rtypes(name: str, body: str, nres: int) -> tuple[str, ...] | None:
+    """Result types of an op with no rule of its own, from its printed text (None: not printed).
+
+    ``body`` runs from the op name to before the location, strings blanked.
+    """
+    if nres == 0:
+        return ()
+    k = find_type_tail(body)
+    if k < 0:
+        # `nvvm.elect.sync -> i1`: a result type with no colon
+        j = body.rfind(" -> ")
+        if j >= 0 and _balanced(body[j + 4 :]):
+            outs = _unparen(body[j + 4 :])
+            return tuple(canonical_type_text(t) for t in outs[:nres]) if len(outs) >= nres else None
+        return None
+    tail = body[k:].strip()
+    ins, outs = parse_type_tail(tail)
+    if name == "llvm.extractelement" and ins:
+        e = _vector_elem(ins[-1])
+        return (e,) if e else None
+    if name == "llvm.shufflevector" and ins:
+        e = _vector_elem(ins[-1])
+        m = _MASK_RE.search(body)
+        if e and m:
+            n = len([x for x in m.group(1).split(",") if x.strip()])
+            return (f"vector<{n}x{e}>",)
+        return None
+    if name == "llvm.fcmp" and ins:
+        t = ins[-1]
+        m = re.fullmatch(r"vector<(\d+)x.+>", t)
+        return (f"vector<{m.group(1)}xi1>",) if m else ("i1",)
+    if outs is None:
+        outs = ins[-nres:] if len(ins) >= nres else []
+    if len(outs) < nres:
+        return None
+    return tuple(canonical_type_text(t) for t in outs[:nres])
+
+
+def _generic_spec(sp: Spec, body: Body) -> Spec:
+    """Ops without a rule: what their name and printed text say (attrs filled from ``info``)."""
+    name = sp.name
+    info = body.info
+    rtypes = sp.attrs["result_types"]
+    if rtypes:
+        sp.width = _rtype_width(rtypes[0])
+    if name == "llvm.unreachable":
+        sp.kind = Kind.RETURN
+    elif name == "llvm.call":
+        sp.kind = Kind.CALL
+        if info.get("callee"):
+            sp.attrs["callee"] = info["callee"]
+    elif name == "llvm.freeze":
+        sp.kind = Kind.MOV
+    elif name in ("llvm.mlir.zero", "llvm.mlir.undef", "llvm.mlir.poison"):
+        sp.kind = Kind.CONST
+        if name == "llvm.mlir.zero" and rtypes and _rtype_width(rtypes[0]):
+            sp.attrs["value"] = 0
+    elif name == "builtin.unrealized_conversion_cast":
+        sp.kind = Kind.CAST
+    if name == "llvm.inline_asm":
+        sp.attrs["asm"] = info.get("asm", "")
+    if name == "llvm.call_intrinsic" and info.get("intrinsic"):
+        sp.attrs["intrinsic"] = info["intrinsic"]
+    if sp.kind == Kind.OPAQUE and (
+        rtypes is None
+        or name.startswith(("nvvm.", "llvm.intr.", "llvm.inline_asm", "llvm.call_intrinsic"))
+        or _may_count(rtypes)
+    ):
+        sp.post = True
+    return sp
+
+
+def _may_count(rtypes: tuple[str, ...]) -> bool:
+    return any(_rtype_width(t) > 1 or t.startswith("!llvm.ptr") for t in rtypes)
+
+
+_width_cache: dict[str, int] = {}
+_INT_RE = re.compile(r"[su]?i(\d+)")
+
+
+def _rtype_width(t: str) -> int:
+    w = _width_cache.get(t)
+    if w is None:
+        m = _INT_RE.fullmatch(t)
+        w = int(m.group(1)) if m else 0
+        _width_cache[t] = w
+    return w
+
+
+_ASM_RE = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+
+
+def soup_info(name: str, raw_body: str) -> dict[str, Any]:
+    """Name-specific details of a rule-less op, read from its text (same on both parse paths)."""
+    info: dict[str, Any] = {}
+    if name == "llvm.call":
+        m = _SYM_RE.search(raw_body)
+        if m:
+            callee = m.group(0)[1:]
+            info["callee"] = callee[1:-1] if callee.startswith('"') else callee
+    elif name in ("llvm.inline_asm", "llvm.call_intrinsic"):
+        m = _ASM_RE.search(raw_body)
+        if m:
+            info["asm" if name == "llvm.inline_asm" else "intrinsic"] = m.group(1)[:200]
+    return info
+
+
+# ------------------------------------------------------------------------------- instantiation
+
+
+def make_op(
+    spec: Spec,
+    op_id: int,
+    results: tuple[str, ...],
+    operands: tuple[str, ...],
+    loc: ir.Loc | None,
+    line: int,
+    text: str,
+    block: int,
+) -> ir.Op:
+    return ir.Op(
+        id=op_id,
+        kind=spec.kind,
+        name=spec.name,
+        results=results,
+        operands=operands,
+        width=spec.width,
+        src_width=spec.src_width,
+        signed=spec.signed,
+        flags=spec.flags,
+        attrs=dict(spec.attrs),
+        addr=spec.addr,
+        space=spec.space,
+        loc=loc,
+        line=line,
+        text=text,
+        block=block,
+    )
+
+
+# ------------------------------------------------------------------------- per-function pass
+
+
+def _is_ptr(t: str | None) -> bool:
+    return t is not None and t.startswith("!llvm.ptr")
+
+
+def _ptr_space(t: str) -> str:
+    return t[len("!llvm.ptr<") : -1] if t.startswith("!llvm.ptr<") else "0"
+
+
+def finish_function(fn: ir.Function, arg_types: dict[str, str], post: list[ir.Op], opaque: Counter[str]) -> None:
+    """Settle ops that need their operands' types: MEMOP address operands and unprinted result types.
+
+    ``arg_types`` maps params and block arguments to their type text.  Counts, in ``opaque``, every
+    op left OPAQUE that produces an integer (wider than i1) or a pointer: the places where an
+    integer enters the graph without known semantics.
+    """
+    if post:
+        types = dict(arg_types)
+        for b in fn.blocks:
+            for op in b.ops:
+                rt = op.attrs.get("result_types")
+                if rt:
+                    for r, t in zip(op.results, rt):
+                        types[r] = t
+        for op in post:
+            rt = op.attrs.get("result_types")
+            if rt is None:
+                first = types.get(op.operands[0]) if op.operands else None  # type: ignore[arg-type]
+                rt = tuple(first for _ in op.results) if first is not None else tuple("?" for _ in op.results)
+                op.attrs["result_types"] = rt
+                for r, t in zip(op.results, rt):
+                    types[r] = t
+                if rt:
+                    op.width = _rtype_width(rt[0])
+            if op.kind == Kind.OPAQUE and op.name.startswith(
+                ("nvvm.", "llvm.intr.", "llvm.inline_asm", "llvm.call_intrinsic")
+            ):
+                for i, v in enumerate(op.operands):
+                    t = types.get(v)  # type: ignore[arg-type]
+                    if _is_ptr(t):
+                        op.kind = Kind.MEMOP
+                        op.addr = i
+                        op.space = space_name(_ptr_space(t))  # type: ignore[arg-type]
+                        break
+            if op.kind == Kind.OPAQUE and op.name not in HARMLESS and _may_count(rt):
+                opaque[op.name] += 1
+
+
+# ------------------------------------------------------------------------------- locations
+
+
+_LOC_TOK = re.compile(r'"(?:[^"\\\n]|\\.)*"|#[\w$.\-]+|\d+|[():\[\],<>]|[A-Za-z_][\w$.]*|\S')
+
+
+class LocSyntaxError(ValueError):
+    pass
+
+
+def parse_loc_text(text: str) -> tuple:
+    """A location (``loc(...)``, or an alias value such as ``#llvm.di_location<#loc in ...>``) -> tuple.
+
+    Tuples: ``("u",)`` unknown, ``("f", file, line, col)``, ``("n", name, child|None)``,
+    ``("c", callee, caller)``, ``("fu", children)``, ``("r", "#alias")``; anything else ``("o",)``.
+    """
+    text = text.strip()
+    if text.startswith("#llvm.di_location<"):
+        m = re.match(r"#llvm\.di_location<\s*(#[\w$.\-]+)", text)
+        return ("r", m.group(1)) if m else ("o",)
+    if not text.startswith("loc("):
+        return ("o",)
+    toks = _LOC_TOK.findall(text)
+    expr, i = _loc_inner(toks, 2)
+    if i >= len(toks) or toks[i] != ")" or i + 1 != len(toks):
+        raise LocSyntaxError(f"bad location {text[:80]!r}")
+    return expr
+
+
+def _expect(toks: list[str], i: int, want: str) -> int:
+    if i >= len(toks) or toks[i] != want:
+        raise LocSyntaxError(f"expected {want!r}")
+    return i + 1
+
+
+def _loc_inner(toks: list[str], i: int) -> tuple[tuple, int]:
+    if i >= len(toks):
+        raise LocSyntaxError("truncated location")
+    t = toks[i]
+    if t == "unknown":
+        return ("u",), i + 1
+    if t.startswith('"'):
+        s = unescape(t[1:-1])
+        nxt = toks[i + 1] if i + 1 < len(toks) else ""
+        if nxt == ":":
+            line = int(toks[i + 2])
+            i += 3
+            col = 0
+            if i < len(toks) and toks[i] == ":":
+                col = int(toks[i + 1])
+                i += 2
+            if i < len(toks) and toks[i] == "to":
+                i += 1
+                while i < len(toks) and (toks[i] == ":" or toks[i].isdigit()):
+                    i += 1
+            return ("f", s, line, col), i
+        if nxt == "(":
+            child, j = _loc_inner(toks, i + 2)
+            return ("n", s, child), _expect(toks, j, ")")
+        return ("n", s, None), i + 1
+    if t == "callsite":
+        i = _expect(toks, i + 1, "(")
+        a, i = _loc_inner(toks, i)
+        i = _expect(toks, i, "at")
+        b, i = _loc_inner(toks, i)
+        return ("c", a, b), _expect(toks, i, ")")
+    if t == "fused":
+        i += 1
+        if i < len(toks) and toks[i] == "<":
+            depth = 0
+            while i < len(toks):
+                if toks[i] == "<":
+                    depth += 1
+                elif toks[i] == ">":
+                    depth -= 1
+                    if depth == 0:
+                        i += 1
+                        break
+                i += 1
+        i = _expect(toks, i, "[")
+        kids = []
+        while True:
+            k, i = _loc_inner(toks, i)
+            kids.append(k)
+            if i < len(toks) and toks[i] == ",":
+                i += 1
+                continue
+            break
+        return ("fu", tuple(kids)), _expect(toks, i, "]")
+    if t.startswith("#"):
+        return ("r", t), i + 1
+    raise LocSyntaxError(f"unexpected {t!r} in location")
+
+
+class LocResolver:
+    """Resolves location expressions through ``#loc`` aliases to :class:`irscan.ir.Loc` (cached).
+
+    ``aliases`` maps an alias name to its parsed tuple, or to its raw text (parsed on first use).
+    """
+
+    def __init__(self, aliases: dict[str, Any]) -> None:
+        self.aliases = aliases
+        self.cache: dict[str, ir.Loc | None] = {}
+
+    def alias(self, name: str, depth: int = 0) -> ir.Loc | None:
+        if name in self.cache:
+            return self.cache[name]
+        if depth > 64:
+            raise LocSyntaxError(f"location alias cycle at {name}")
+        v = self.aliases.get(name)
+        if v is None:
+            raise LocSyntaxError(f"undefined location alias {name}")
+        if isinstance(v, str):
+            v = parse_loc_text(v)
+            self.aliases[name] = v
+        loc = self.resolve(v, depth + 1)
+        self.cache[name] = loc
+        return loc
+
+    def resolve(self, e: tuple | None, depth: int = 0) -> ir.Loc | None:
+        if e is None:
+            return None
+        k = e[0]
+        if k == "f":
+            return ir.Loc(e[1], e[2], e[3])
+        if k == "r":
+            return self.alias(e[1], depth)
+        if k == "n":
+            child = self.resolve(e[2], depth) if e[2] is not None else None
+            if child is None:
+                return None
+            return ir.Loc(child.file, child.line, child.col, e[1])
+        if k == "c":
+            return self.resolve(e[1], depth)
+        if k == "fu":
+            for c in e[1]:
+                loc = self.resolve(c, depth)
+                if loc is not None:
+                    return loc
+            return None
+        return None
+
+
+# ------------------------------------------------------------------------------- functions
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, Unit):
+        return True
+    if isinstance(v, Ty):
+        return v.text
+    if isinstance(v, AttrText):
+        return str(v)
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return v
+
+
+def function_from_header(body: Body, line: int, gpu_module: bool) -> ir.Function:
+    """An :class:`irscan.ir.Function` (no blocks yet) from a parsed ``llvm.func`` header."""
+    info = body.info
+    attrs = _plain(info["attrs"])
+    fattrs: dict[str, Any] = {}
+    kernel = "gpu.kernel" in attrs or "nvvm.kernel" in attrs
+    for key, out in (("nvvm.reqntid", "reqntid"), ("nvvm.maxntid", "maxntid"), ("nvvm.cluster_dim", "cluster_dim")):
+        if isinstance(attrs.get(key), tuple):
+            fattrs[out] = attrs[key]
+    if "nvvm.minctasm" in attrs:
+        fattrs["minctasm"] = attrs["nvvm.minctasm"]
+    facts = attrs.get("cutlass_launch_facts")
+    if isinstance(facts, dict):
+        fattrs["launch_facts"] = facts
+        for key in ("exact_block_dim", "exact_grid_dim", "exact_cluster_dim"):
+            if isinstance(facts.get(key), tuple):
+                fattrs[key] = facts[key]
+    if gpu_module:
+        fattrs["gpu_module"] = True
+    if info.get("variadic"):
+        fattrs["variadic"] = True
+    if not body.regions:
+        fattrs["declaration"] = True
+    if info.get("result") is not None:
+        fattrs["result_type"] = info["result"].text
+    fattrs["attributes"] = attrs
+    params = [ir.Param(name=n, type=t.text, index=i) for i, (n, t) in enumerate(info["params"])]
+    return ir.Function(name=info["name"], kernel=kernel, params=params, attrs=fattrs, line=line)
+
+
+def loc_granularity(functions: list[ir.Function]) -> str:
+    """ "line" when some kernel's ops point at two or more source lines (line info on), "function"
+    when kernel ops carry at most the kernel's own line, "none" when they carry no file location."""
+    seen_any = False
+    for fn in functions:
+        if not fn.kernel:
+            continue
+        lines: set[tuple[str, int]] = set()
+        for b in fn.blocks:
+            for op in b.ops:
+                if op.loc is not None:
+                    lines.add((op.loc.file, op.loc.line))
+                    if len(lines) >= 2:
+                        return "line"
+        seen_any = seen_any or bool(lines) or fn.loc is not None
+    return "function" if seen_any else "none"
+
+
+def parse_type_text(text: str) -> Ty:
+    return parse_type(text)
