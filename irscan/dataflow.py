@@ -28,6 +28,7 @@ class Graph:
     fn: Function
     g: nx.MultiDiGraph = field(default_factory=nx.MultiDiGraph)
     params: dict[str, int] = field(default_factory=dict)  # MLIR param name -> synthetic ARG node
+    block_args: dict[str, list[int]] = field(default_factory=dict)  # MLIR block label -> its PHI nodes
 
     def op(self, n: int) -> Op:
         return self.g.nodes[n]["op"]
@@ -81,6 +82,7 @@ def build(module: Module, fn: Function, reaching: ReachingFn | None = None) -> G
             g.add_node(node.id, op=node)
             where[a] = node.id
             phis[(b.label, j)] = node.id
+            gr.block_args.setdefault(b.label, []).append(node.id)
         for op in b.ops:
             for r in op.results:
                 where[r] = op.id

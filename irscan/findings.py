@@ -47,6 +47,7 @@ class Finding:
     ir_line: int
     expression: str  # the ideal value at the widening point, e.g. "100000*ctaid.x + tid.x"
     twin: str | None = None  # id of the same access's finding in the other IR
+    origin: dict[str, Any] | None = None  # where the wrapping op itself came from, when another statement
     notes: list[str] = field(default_factory=list)
     id: str = ""
 

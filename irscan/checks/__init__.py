@@ -46,10 +46,10 @@ def run(gr: Graph, rg: Ranges, ctx: Context) -> list[Finding]:
 
 
 def _merge_same_access(fs: list[Finding]) -> list[Finding]:
-    """One finding per wrapping value: a load and a store through the same i32 index are one bug."""
+    """One finding per wrapping value and statement: ``dst[i] = src[i]`` is one bug, not two."""
     by: dict[tuple[str, str, str], Finding] = {}
     for f in fs:
-        k = (f.check, f.expression, str(f.ir_line))
+        k = (f.check, f.expression, f"{f.file}:{f.line}" if f.file else str(f.ir_line))
         if k in by:
             for s in f.sinks:
                 if s not in by[k].sinks:

@@ -126,9 +126,22 @@ def explain(gr: Graph, rg: Ranges, c: Candidate, check: str, ctx: Context) -> Fi
     w = c.widening
     wop = gr.op(w.node)
     culprit = gr.op(c.culprit) if c.culprit is not None else None
-    # an input read (a narrow ld.param) sits in the kernel's prologue: the widening op's line says more
-    where = culprit if culprit is not None and culprit.kind not in (Kind.ARG, Kind.SREG, Kind.LOAD) else wop
-    file, line, col, source, precision = _source(where if where.loc else _first_loc(gr, c), ctx)
+    where = _statement_op(gr, c, culprit)
+    file, line, col, source, precision = _source(where, ctx)
+    where = where or culprit or wop
+    origin = None
+    if (
+        culprit is not None
+        and culprit.loc is not None
+        and culprit.loc.name != "<module>"
+        and (
+            culprit.loc.file,
+            culprit.loc.line,
+        )
+        != (file, line)
+    ):
+        ofile, oline, _, osrc, _ = _source(culprit, ctx)
+        origin = {"file": ofile, "line": oline, "source": osrc}
 
     th = threshold(rg, c.value, c.limit)
     wit = witness(th.pop("_true"), w.signed) if th else None
@@ -192,14 +205,22 @@ def explain(gr: Graph, rg: Ranges, c: Candidate, check: str, ctx: Context) -> Fi
         ir_file=ctx.ir_file,
         ir_line=where.line,
         expression=expr,
+        origin=origin,
     )
 
 
-def _first_loc(gr: Graph, c: Candidate) -> Op | None:
-    for n in [*reversed(c.slice), c.widening.node, *c.sinks]:
-        if gr.op(n).loc is not None:
-            return gr.op(n)
-    return None
+def _statement_op(gr: Graph, c: Candidate, culprit: Op | None) -> Op | None:
+    """The op whose location best names the Python statement of the access: the widening op (where
+    the index enters the address: CSE can leave a shared index computation with another access's
+    location), then the way to the access, then the culprit.  Locations that only name the enclosing
+    ``@cute.jit`` (the DSL labels those ``"<module>"``, e.g. an ``Int32(...)`` conversion) come last."""
+    order = [gr.op(n) for n in (c.widening.node, *_path_to_sink(gr, c.widening.node, c.sinks[0]), c.sinks[0])]
+    if culprit is not None and culprit.kind not in (Kind.ARG, Kind.SREG, Kind.LOAD):
+        order.append(culprit)
+    for op in order:
+        if op.loc is not None and op.loc.name != "<module>":
+            return op
+    return next((op for op in order if op.loc is not None), None)
 
 
 def _fix(check: str, th: dict[str, Any] | None) -> str:

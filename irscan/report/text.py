@@ -28,6 +28,10 @@ def render_finding(f: Finding) -> str:
             "    (no line info in the IR: this is the kernel's definition; rerun with line info for the statement)"
         )
     lines.append(f"  {f.message}")
+    if f.origin:
+        lines.append(
+            f"  the wrapping arithmetic comes from line {f.origin['line']}: {f.origin['source'] or ''}".rstrip()
+        )
     lines.append(f"  chain ({f.ir_file}):")
     width = max((len(s.text[:90]) for s in f.chain), default=0)
     for s in f.chain:
