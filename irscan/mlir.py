@@ -199,7 +199,7 @@ class _Assembler:
         self.module.functions.append(fn)
         if not b.regions:
             return
-        arg_types = {p.name: p.type for p in fn.params}
+        types = {p.name: p.type for p in fn.params}
         post: list[ir.Op] = []
         for bi, rb in enumerate(b.regions[0].blocks):
             block = ir.Block(
@@ -208,17 +208,24 @@ class _Assembler:
                 arg_widths=tuple(t.int_width for _, t in rb.args),
             )
             for n, t in rb.args:
-                arg_types[n] = t.text
+                types[n] = t.text
             fn.blocks.append(block)
             for r in rb.ops:
-                self._op(r, fn, block, bi, post, gpu)
-        finish_function(fn, arg_types, post, self.opaque)
+                op = self._op(r, fn, block, bi, post, gpu)
+                if op is not None:
+                    rt = op.attrs["result_types"]
+                    if rt:
+                        for res, t in zip(op.results, rt):
+                            types[res] = t
+        finish_function(types, post, self.opaque)
 
-    def _op(self, rop: RawOp, fn: ir.Function, block: ir.Block, bi: int, post: list[ir.Op], gpu: bool) -> None:
+    def _op(
+        self, rop: RawOp, fn: ir.Function, block: ir.Block, bi: int, post: list[ir.Op], gpu: bool
+    ) -> ir.Op | None:
         body: Body = rop.body
         if body.tag == "func":  # a nested function cannot be in an llvm.func; keep it findable anyway
             self._function(rop, gpu)
-            return
+            return None
         if body.tag == "generic":
             raw = self._body_text(rop)
             body.info = soup_info(body.name, raw)
@@ -242,3 +249,4 @@ class _Assembler:
             block.succs.append(ir.Successor(label, ops))
         if spec.post:
             post.append(op)
+        return op

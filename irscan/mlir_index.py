@@ -56,14 +56,22 @@ _TEMPLATE_OPS = frozenset(
     llvm.intr.umin llvm.intr.umax""".split()
 )
 
-_REF = re.compile(r"([%^])[\w$.\-]+(?:#\d+)?")
 _REF_NAMES = re.compile(r"[%^][\w$.\-]+(?:#\d+)?")
 _REF_OR_STR = re.compile(r'("(?:[^"\\\n]|\\.)*")|([%^])[\w$.\-]+(?:#\d+)?')
 _BARE_REF_OR_STR = re.compile(r'("(?:[^"\\\n]|\\.)*")|([%^])(?![\w$.\-])')
 _SSA = re.compile(r"%[\w$.\-]+(?:#\d+)?")
 _NAME = re.compile(r"[A-Za-z_][\w$.]*")
-_EXTRACT = re.compile(r"llvm\.extractvalue (%[\w$.\-]+(?:#\d+)?)\[([\d, ]+)\] : (.+)")
-_INSERT = re.compile(r"llvm\.insertvalue (%[\w$.\-]+(?:#\d+)?), (%[\w$.\-]+(?:#\d+)?)\[([\d, ]+)\] : (.+)")
+_LABEL_REF = re.compile(r"\^[\w$.\-]+")
+_REF_SPLIT = re.compile(r"([%^][\w$.\-]+(?:#\d+)?)")
+_EXTRACT_HEAD = re.compile(r"llvm\.extractvalue (%[\w$.\-]+(?:#\d+)?)\[([\d, ]+)\] : ")
+_INSERT_HEAD = re.compile(r"llvm\.insertvalue (%[\w$.\-]+(?:#\d+)?), (%[\w$.\-]+(?:#\d+)?)\[([\d, ]+)\] : ")
+#: first characters of an op line without results (a name, or a generic-form name in quotes)
+_OP_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_\"")
+#: ops with a grammar rule that the fast regexes above did not take
+_OTHER_RULE_OPS = frozenset({"llvm.extractvalue", "llvm.insertvalue", "llvm.func"})
+#: generic ops whose spec depends on more than their type list (asm text, callee, shuffle mask)
+_UNCACHED_GENERIC = frozenset({"llvm.inline_asm", "llvm.call", "llvm.call_intrinsic", "llvm.shufflevector"})
+_MISSING = object()
 _LABEL = re.compile(r"(\^[\w$.\-]+)(\(.*\))?:")
 _INLINE_LOC = re.compile(
     r' loc\((?:[^()"]|"(?:[^"\\\n]|\\.)*"|\((?:[^()"]|"(?:[^"\\\n]|\\.)*"|\((?:[^()"]|"(?:[^"\\\n]|\\.)*")*\))*\))*\)'
@@ -109,7 +117,8 @@ def _number(template: str) -> str:
 def _template(body: str) -> tuple[str, list[str]]:
     """(op text with SSA names and labels as bare ``%`` / ``^``, the names in order)."""
     if '"' not in body or body.startswith("llvm.icmp"):
-        return _REF.sub(r"\1", body), _REF_NAMES.findall(body)
+        tmpl = _SSA.sub("%", body)
+        return (_LABEL_REF.sub("^", tmpl) if "^" in tmpl else tmpl), _REF_NAMES.findall(body)
     names: list[str] = []
 
     def sub(m: re.Match[str]) -> str:
@@ -119,6 +128,20 @@ def _template(body: str) -> tuple[str, list[str]]:
         return m.group(2)
 
     return _REF_OR_STR.sub(sub, body), names
+
+
+#: specs by op template / generic type tail / (path, aggregate type), block-argument types by template.
+#: They depend only on the text, so they are shared by every parse in the process.
+_TCACHE: dict[str, Spec] = {}
+_GCACHE: dict[tuple[str, int, str], Spec] = {}
+_ECACHE: dict[tuple[str, str], Spec] = {}
+_LCACHE: dict[str, tuple[list[Ty], str]] = {}
+
+
+def clear_caches() -> None:
+    """Forget every memoised template (for timing a cold parse)."""
+    for c in (_TCACHE, _GCACHE, _ECACHE, _LCACHE):
+        c.clear()
 
 
 class _Frame:
@@ -138,10 +161,10 @@ class _Indexer:
         self.structure: list[tuple[int, str, tuple[str, ...]]] = []
         self.opaque: Counter[str] = Counter()
         self.aliases: dict[str, Any] = {}
-        self.tcache: dict[str, Spec] = {}
-        self.gcache: dict[tuple[str, int, str], Spec] = {}
-        self.ecache: dict[tuple[str, str], Spec] = {}
-        self.lcache: dict[str, tuple[list[Ty], str]] = {}
+        self.tcache = _TCACHE
+        self.gcache = _GCACHE
+        self.ecache = _ECACHE
+        self.lcache = _LCACHE
         self.ops: list[ir.Op] = []
 
     # ------------------------------------------------------------------------------ errors
@@ -158,21 +181,32 @@ class _Indexer:
 
     # ------------------------------------------------------------------------------- specs
 
-    def template_spec(self, body: str) -> tuple[Spec, list[str]]:
+    def template_spec(self, body: str, lineno: int, raw: str) -> tuple[Spec, list[str]]:
+        """The spec of a template op (parsed by the grammar on a cache miss) and the line's names.
+
+        The cache key is the op text with every SSA name / block label replaced by a bare ``%`` /
+        ``^`` (labels matter: ``llvm.br ^bb1`` and ``llvm.br %x`` must not share a key).
+        """
         tmpl, names = _template(body)
         spec = self.tcache.get(tmpl)
         if spec is None:
-            rop = parse(_number(tmpl), "op")
+            try:
+                rop = parse(_number(tmpl), "op")
+            except UnexpectedInput:
+                raise self.fail(lineno, raw, raw.find(body), body, "bad op") from None
             spec = build_spec(rop.body).templatize()
             self.tcache[tmpl] = spec
         return spec, names
 
-    def extract_spec(self, path: str, tytext: str, insert: bool) -> Spec:
+    def extract_spec(self, path: str, tytext: str, insert: bool, lineno: int, raw: str, body: str) -> Spec:
         key = (("i" if insert else "e") + path, tytext)
         spec = self.ecache.get(key)
         if spec is not None:
             return spec
-        ty = parse_type(tytext)
+        try:
+            ty = parse_type(tytext)
+        except UnexpectedInput:
+            raise self.fail(lineno, raw, raw.find(body), body, "bad type") from None
         p = tuple(int(x) for x in path.split(","))
         if insert:
             body = Body(
@@ -192,18 +226,11 @@ class _Indexer:
         self.ecache[key] = spec
         return spec
 
-    def generic_spec(self, name: str, body: str, nres: int) -> Spec:
+    def generic_spec(self, name: str, body: str, nres: int, key: tuple[str, int, str]) -> Spec:
         sb = _strip_strings(body)
-        if name in ("llvm.inline_asm", "llvm.call", "llvm.call_intrinsic", "llvm.shufflevector"):
-            b = Body("generic", name, None, [], rtypes=soup_rtypes(name, sb, nres), info=soup_info(name, body))  # type: ignore[arg-type]
-            return build_spec(b)
-        j = sb.rfind(" : ")
-        key = (name, nres, sb[j:] if j >= 0 else sb[sb.rfind(" -> ") :] if " -> " in sb else "")
-        spec = self.gcache.get(key)
-        if spec is None:
-            b = Body("generic", name, None, [], rtypes=soup_rtypes(name, sb, nres), info={})  # type: ignore[arg-type]
-            spec = build_spec(b)
-            self.gcache[key] = spec
+        b = Body("generic", name, None, [], rtypes=soup_rtypes(name, sb, nres), info=soup_info(name, body))  # type: ignore[arg-type]
+        spec = build_spec(b)
+        self.gcache[key] = spec
         return spec
 
     def label_args(self, inner: str) -> tuple[list[Ty], list[str]]:
@@ -220,20 +247,52 @@ class _Indexer:
 
     # -------------------------------------------------------------------------------- main
 
+    def prescan_aliases(self, lines: list[str]) -> None:
+        """The printer writes ``#loc`` aliases above and below the module: read both ends first, so
+        that op locations resolve in the main loop (aliases anywhere else are read there too)."""
+        n = len(lines)
+        i = 0
+        while i < n:
+            s = lines[i]
+            if s.startswith("#"):
+                eq = s.find(" = ")
+                if eq > 0:
+                    self.aliases[s[:eq]] = s[eq + 3 :].rstrip()
+            elif s.strip() and not s.startswith(("!", "//")):
+                break
+            i += 1
+        j = n - 1
+        while j > i:
+            s = lines[j]
+            if s.startswith("#"):
+                eq = s.find(" = ")
+                if eq > 0:
+                    self.aliases[s[:eq]] = s[eq + 3 :].rstrip()
+            elif s.strip() and not s.startswith(("!", "//")):
+                break
+            j -= 1
+
     def run(self) -> ir.Module:
         lines = self.text.split("\n")
+        self.prescan_aliases(lines)
+        resolver = LocResolver(self.aliases)
+        loc_cache: dict[str, ir.Loc | None] = {}
+        late: list[ir.Op] = []  # ops whose location names an alias not seen yet
         stack: list[_Frame] = []
         fn: ir.Function | None = None
         frame: _Frame | None = None
         block: ir.Block | None = None
+        types: dict[str, str] = {}
         bi = 0
-        ops = self.ops
         op_new = ir.Op
         template_ops = _TEMPLATE_OPS
         tcache = self.tcache
-        ref_sub, ref_find = _REF.sub, _REF_NAMES.findall
+        gcache = self.gcache
+        ssa_sub = _SSA.sub
         ssa_find = _SSA.findall
         name_match = _NAME.match
+        extract_head = _EXTRACT_HEAD.match
+        ref_split = _REF_SPLIT.split
         next_id = 0
         in_meta = False
         lineno = 0
@@ -242,176 +301,175 @@ class _Indexer:
             s = raw.strip()
             if not s:
                 continue
-            if in_meta:
-                if "#-}" in s:
-                    in_meta = False
-                continue
             c = s[0]
-            if c == "%" or (c != "}" and c != "^" and c != "#" and c != "!" and c != "/" and c != "{"):
-                # ------------------------------------------------------------------ an op
-                if c == "%":
+            if c == "%":
+                eq = s.find(" = ")
+                if eq < 0:
+                    raise self.fail(lineno, raw, raw.find(s), s, "an op's results without '='")
+                rtext = s[:eq]
+                results = (rtext,) if ("," not in rtext and ":" not in rtext) else _results(rtext)
+                body = s[eq + 3 :]
+            elif c in _OP_START:
+                results = ()
+                body = s
+            else:
+                # ------------------------------------------------------- not an op line
+                if in_meta:
+                    if "#-}" in s:
+                        in_meta = False
+                    continue
+                if c == "}":
+                    if not stack:
+                        raise IRSyntaxError(self.path, lineno, raw.find("}") + 1, "unexpected '}'", [])
+                    rest, loc = strip_loc(s)
+                    if rest != "}":
+                        raise NeedFullParse(f"line {lineno}: text after a region's end")
+                    closed = stack.pop()
+                    if closed.kind == "func":
+                        self.close_function(closed, loc, types)
+                        types = {}
+                    frame = stack[-1] if stack else None
+                    if frame is not None and frame.kind == "func":
+                        raise NeedFullParse(f"line {lineno}: a region inside a function")
+                    fn, block = None, None
+                    continue
+                if c == "^":
+                    if fn is None or frame is None:
+                        raise NeedFullParse(f"line {lineno}: a block label outside a function")
+                    block = self.block_label(s, raw, lineno, types)
+                    fn.blocks.append(block)
+                    bi = len(fn.blocks) - 1
+                    continue
+                if c == "#" or c == "!":
+                    if stack:
+                        raise NeedFullParse(f"line {lineno}: an alias definition inside a region")
                     eq = s.find(" = ")
                     if eq < 0:
-                        raise self.fail(lineno, raw, raw.find(s), s, "an op's results without '='")
-                    rtext = s[:eq]
-                    results = (rtext,) if ("," not in rtext and ":" not in rtext) else _results(rtext)
-                    body = s[eq + 3 :]
-                else:
-                    results = ()
-                    body = s
-                if body[-1] == "{":
-                    self.open_region(body, lineno, raw, stack)
-                    frame = stack[-1]
-                    if frame.kind == "func":
-                        fn = frame.fn
-                        block = fn.blocks[0]  # type: ignore[union-attr]
-                        bi = 0
-                    else:
-                        fn, block = None, None
+                        raise self.fail(lineno, raw, 0, s, "bad alias definition")
+                    if c == "#":
+                        v = s[eq + 3 :]
+                        if not (v.endswith(")") or v.endswith(">") or v[-1].isalnum()):
+                            raise IRSyntaxError(
+                                self.path, lineno, len(raw) + 1, "truncated alias definition", [")", ">"]
+                            )
+                        self.aliases[s[:eq]] = v
                     continue
-                if c == '"' or body[0] == '"':
-                    name = body[1 : body.find('"', 1)]
+                if c == "/" and s.startswith("//"):
+                    continue
+                if c == "{" and s.startswith("{-#"):
+                    in_meta = "#-}" not in s
+                    continue
+                raise self.fail(lineno, raw, raw.find(s), s, "a line that is not an op")
+
+            # ------------------------------------------------------------------- an op
+            if body[-1] == "{":
+                self.open_region(body, lineno, raw, stack)
+                frame = stack[-1]
+                if frame.kind == "func":
+                    fn = frame.fn
+                    block = fn.blocks[0]  # type: ignore[union-attr]
+                    types = frame.arg_types
+                    bi = 0
                 else:
+                    fn, block = None, None
+                continue
+            if body[0] == '"':
+                name = body[1 : body.find('"', 1)]
+            else:
+                sp = body.find(" ")
+                name = body[:sp] if sp > 0 else body
+                if "(" in name or "<" in name:
                     nm = name_match(body)
                     if nm is None:
                         raise self.fail(lineno, raw, raw.find(body), body, "no op name")
                     name = nm.group(0)
-                if body[-1] == ")":
-                    j = body.rfind(" loc(")
-                    if j >= 0:
-                        loc = body[j + 1 :]
-                        body = body[:j].rstrip()
+            loctext = None
+            if body[-1] == ")":
+                j = body.rfind(" loc(")
+                if j >= 0:
+                    loctext = body[j + 1 :]
+                    body = body[:j].rstrip()
+            if block is None:
+                # an op outside any function body: module level (globals, declarations)
+                self.top_level_op(name, body, results, loctext, lineno, raw, bool(stack) and stack[-1].gpu)
+                continue
+            if name in template_ops or name.startswith(SREG_PREFIX):
+                if "^" in body or '"' in body and name != "llvm.icmp":
+                    spec, names = self.template_spec(body, lineno, raw)
+                else:
+                    parts = ref_split(body)
+                    names = parts[1::2]
+                    spec = tcache.get("%".join(parts[::2]))
+                    if spec is None:
+                        spec = self.template_spec(body, lineno, raw)[0]
+                operands = spec.getops(names)
+                if spec.succ_idx:
+                    for lk, oks in spec.succ_idx:
+                        block.succs.append(ir.Successor(names[lk], tuple([names[k] for k in oks])))
+            elif name == "llvm.extractvalue" and (m := extract_head(body)) is not None:
+                spec = self.extract_spec(m.group(2), body[m.end() :], False, lineno, raw, body)
+                operands = (m.group(1),)
+            elif name == "llvm.insertvalue" and (m := _INSERT_HEAD.match(body)) is not None:
+                spec = self.extract_spec(m.group(3), body[m.end() :], True, lineno, raw, body)
+                operands = (m.group(1), m.group(2))
+            elif name in _OTHER_RULE_OPS:
+                spec, names = self.template_spec(body, lineno, raw)
+                operands = spec.getops(names)
+            else:
+                sb = _strip_strings(body) if '"' in body else body
+                if not _balanced(sb):
+                    raise self.fail(lineno, raw, raw.find(body), body, "unbalanced brackets")
+                if name in _UNCACHED_GENERIC:
+                    key = (name, len(results), _template(body)[0])
+                else:
+                    j = sb.rfind(" : ")
+                    key = (name, len(results), sb[j:] if j >= 0 else (sb[sb.rfind(" -> ") :] if " -> " in sb else ""))
+                spec = gcache.get(key)  # type: ignore[arg-type]
+                if spec is None:
+                    spec = self.generic_spec(name, body, len(results), key)
+                operands = tuple(ssa_find(sb))
+            if loctext is None:
+                loc = None
+            else:
+                loc = loc_cache.get(loctext, _MISSING)
+                if loc is _MISSING:
+                    try:
+                        loc = resolver.resolve(parse_loc_text(loctext))
+                        loc_cache[loctext] = loc
+                    except LocSyntaxError:
+                        loc = loctext  # an alias not seen yet: resolved after the loop
+            op = op_new(
+                next_id,
+                spec.kind,
+                spec.name,
+                results,
+                operands,
+                spec.width,
+                spec.src_width,
+                spec.signed,
+                spec.flags,
+                dict(spec.attrs),
+                spec.addr,
+                spec.space,
+                loc,  # type: ignore[arg-type]
+                lineno,
+                s[:300],
+                bi,
+            )
+            next_id += 1
+            block.ops.append(op)
+            if loc.__class__ is str:
+                late.append(op)
+            if results:
+                rt = spec.attrs["result_types"]
+                if rt:
+                    if len(results) == 1:
+                        types[results[0]] = rt[0]
                     else:
-                        loc = None
-                else:
-                    loc = None
-                if block is None:
-                    # an op outside any function body: module-level (globals, declarations)
-                    self.top_level_op(name, body, results, loc, lineno, raw, bool(stack) and stack[-1].gpu)
-                    continue
-                if name in template_ops or name.startswith(SREG_PREFIX):
-                    if '"' not in body or name == "llvm.icmp":
-                        tmpl = ref_sub(r"\1", body)
-                        spec = tcache.get(tmpl)
-                        names = ref_find(body)
-                        if spec is None:
-                            try:
-                                spec, names = self.template_spec(body)
-                            except UnexpectedInput:
-                                raise self.fail(lineno, raw, raw.find(body), body, "bad op") from None
-                    else:
-                        try:
-                            spec, names = self.template_spec(body)
-                        except UnexpectedInput:
-                            raise self.fail(lineno, raw, raw.find(body), body, "bad op") from None
-                    operands = tuple([names[k] for k in spec.op_idx])
-                    if spec.succ_idx:
-                        for lk, oks in spec.succ_idx:
-                            block.succs.append(ir.Successor(names[lk], tuple([names[k] for k in oks])))
-                elif name == "llvm.extractvalue" and (m := _EXTRACT.fullmatch(body)) is not None:
-                    try:
-                        spec = self.extract_spec(m.group(2), m.group(3), False)
-                    except UnexpectedInput:
-                        raise self.fail(lineno, raw, raw.find(body), body, "bad type") from None
-                    operands = (m.group(1),)
-                elif name == "llvm.insertvalue" and (m := _INSERT.fullmatch(body)) is not None:
-                    try:
-                        spec = self.extract_spec(m.group(3), m.group(4), True)
-                    except UnexpectedInput:
-                        raise self.fail(lineno, raw, raw.find(body), body, "bad type") from None
-                    operands = (m.group(1), m.group(2))
-                elif name in ("llvm.extractvalue", "llvm.insertvalue", "llvm.func"):
-                    try:
-                        spec, names = self.template_spec(body)
-                    except UnexpectedInput:
-                        raise self.fail(lineno, raw, raw.find(body), body, "bad op") from None
-                    operands = tuple([names[k] for k in spec.op_idx])
-                else:
-                    sb = _strip_strings(body) if '"' in body else body
-                    if not _balanced(sb):
-                        raise self.fail(lineno, raw, raw.find(body), body, "unbalanced brackets")
-                    spec = self.generic_spec(name, body, len(results))
-                    operands = tuple(ssa_find(sb))
-                op = op_new(
-                    next_id,
-                    spec.kind,
-                    spec.name,
-                    results,
-                    operands,
-                    spec.width,
-                    spec.src_width,
-                    spec.signed,
-                    spec.flags,
-                    dict(spec.attrs),
-                    spec.addr,
-                    spec.space,
-                    loc,  # type: ignore[arg-type]  (location text until resolve_locs)
-                    lineno,
-                    s[:300],
-                    bi,
-                )
-                next_id += 1
-                block.ops.append(op)
-                ops.append(op)
-                if spec.post:
-                    frame.post.append(op)  # type: ignore[union-attr]
-                continue
-            if c == "}":
-                if not stack:
-                    raise IRSyntaxError(self.path, lineno, raw.find("}") + 1, "unexpected '}'", [])
-                rest, loc = strip_loc(s)
-                if rest not in ("}",):
-                    raise NeedFullParse(f"line {lineno}: text after a region's end")
-                closed = stack.pop()
-                if closed.kind == "func":
-                    self.close_function(closed, loc)
-                frame = stack[-1] if stack else None
-                if frame is not None and frame.kind == "func":
-                    fn = frame.fn
-                    block = fn.blocks[-1]  # type: ignore[union-attr]
-                    bi = len(fn.blocks) - 1  # type: ignore[union-attr]
-                else:
-                    fn, block = None, None
-                continue
-            if c == "^":
-                if fn is None or frame is None:
-                    raise NeedFullParse(f"line {lineno}: a block label outside a function")
-                k = s.rfind("  //")
-                lab = s[:k].rstrip() if k > 0 else s
-                m = _LABEL.fullmatch(lab)
-                if m is None:
-                    raise self.fail(lineno, raw, raw.find(s), s, "bad block label")
-                arg_names: list[str] = []
-                arg_tys: list[Ty] = []
-                if m.group(2):
-                    try:
-                        arg_tys, arg_names = self.label_args(m.group(2))
-                    except UnexpectedInput as exc:
-                        raise syntax_error(self.path, lab, exc, line=lineno, col_offset=raw.find(s)) from None
-                    for n_, t_ in zip(arg_names, arg_tys):
-                        frame.arg_types[n_] = t_.text
-                block = ir.Block(m.group(1), tuple(arg_names), tuple(t.int_width for t in arg_tys))
-                fn.blocks.append(block)
-                bi = len(fn.blocks) - 1
-                continue
-            if c == "#" or c == "!":
-                if stack:
-                    raise NeedFullParse(f"line {lineno}: an alias definition inside a region")
-                eq = s.find(" = ")
-                if eq < 0:
-                    raise self.fail(lineno, raw, 1, s, "bad alias definition")
-                if c == "#":
-                    v = s[eq + 3 :]
-                    if not (v.endswith(")") or v.endswith(">") or v[-1].isalnum()):
-                        raise IRSyntaxError(self.path, lineno, len(raw) + 1, "truncated alias definition", [")", ">"])
-                    self.aliases[s[:eq]] = v
-                continue
-            if c == "/" and s.startswith("//"):
-                continue
-            if c == "{" and s.startswith("{-#"):
-                in_meta = "#-}" not in s
-                continue
-            raise self.fail(lineno, raw, raw.find(s), s, "a line that is not an op")
+                        for r_, t_ in zip(results, rt):
+                            types[r_] = t_
+            if spec.post:
+                frame.post.append(op)  # type: ignore[union-attr]
         if stack:
             last = len(lines)
             while last > 1 and not lines[last - 1].strip():
@@ -425,13 +483,30 @@ class _Indexer:
             )
         if in_meta:
             raise IRSyntaxError(self.path, len(lines), 1, "unexpected end of input in file metadata", ["#-}"])
-        self.resolve_locs()
+        self.resolve_late(resolver, late)
         m_ = self.module
         m_.opaque = dict(self.opaque)
         m_.attrs["structure"] = self.structure
         m_.attrs["loc_granularity"] = loc_granularity(m_.functions)
         m_.attrs["path"] = "fast"
         return m_
+
+    def block_label(self, s: str, raw: str, lineno: int, types: dict[str, str]) -> ir.Block:
+        k = s.rfind("  //")
+        lab = s[:k].rstrip() if k > 0 else s
+        m = _LABEL.fullmatch(lab)
+        if m is None:
+            raise self.fail(lineno, raw, raw.find(s), s, "bad block label")
+        arg_names: list[str] = []
+        arg_tys: list[Ty] = []
+        if m.group(2):
+            try:
+                arg_tys, arg_names = self.label_args(m.group(2))
+            except UnexpectedInput as exc:
+                raise syntax_error(self.path, lab, exc, line=lineno, col_offset=raw.find(s)) from None
+            for n_, t_ in zip(arg_names, arg_tys):
+                types[n_] = t_.text
+        return ir.Block(m.group(1), tuple(arg_names), tuple(t.int_width for t in arg_tys))
 
     # --------------------------------------------------------------------------- regions
 
@@ -445,7 +520,7 @@ class _Indexer:
                 rop = parse(header, "op")
             except UnexpectedInput as exc:
                 raise syntax_error(self.path, header, exc, line=lineno, col_offset=raw.find(body)) from None
-            fn = function_from_header(rop.body, lineno, gpu)
+            fn = function_from_header(rop.body, lineno, gpu, has_body=True)
             fn.blocks.append(ir.Block("^bb0"))
             fr = _Frame("func", lineno, name, gpu, fn)
             fr.arg_types = {p.name: p.type for p in fn.params}
@@ -458,11 +533,11 @@ class _Indexer:
         self.structure.append((lineno, name, ()))
         stack.append(_Frame("other", lineno, name, gpu or name == "gpu.module"))
 
-    def close_function(self, fr: _Frame, loc: str | None) -> None:
+    def close_function(self, fr: _Frame, loc: str | None, types: dict[str, str]) -> None:
         fn = fr.fn
         assert fn is not None
         fn.loc = loc  # type: ignore[assignment]  (resolved with the ops' locations)
-        finish_function(fn, fr.arg_types, fr.post, self.opaque)
+        finish_function(types, fr.post, self.opaque)
 
     def top_level_op(
         self, name: str, body: str, results: tuple[str, ...], loc: str | None, lineno: int, raw: str, gpu: bool
@@ -484,28 +559,24 @@ class _Indexer:
 
     # ------------------------------------------------------------------------- locations
 
-    def resolve_locs(self) -> None:
-        resolver = LocResolver(self.aliases)
-        cache: dict[str, ir.Loc | None] = {}
+    def resolve_late(self, resolver: LocResolver, late: list[ir.Op]) -> None:
+        """Locations the main loop could not resolve yet, and the functions' (from their ``}`` line)."""
 
-        def loc_of(t: str) -> ir.Loc | None:
+        lines = self.text.split("\n") if late or self.module.functions else []
+
+        def loc_of(t: str, line: int) -> ir.Loc | None:
             try:
                 return resolver.resolve(parse_loc_text(t))
             except (LocSyntaxError, ValueError, IndexError) as exc:
-                raise NeedFullParse(f"location {t[:60]!r}: {exc}") from None
+                raw = lines[line - 1] if 0 < line <= len(lines) else ""
+                col = raw.rfind("loc(") + 1
+                raise IRSyntaxError(self.path, line, col, f"bad location: {exc}", []) from None
 
-        for op in self.ops:
-            t = op.loc
-            if t is not None:
-                loc = cache.get(t)  # type: ignore[arg-type]
-                if loc is None and t not in cache:
-                    loc = loc_of(t)  # type: ignore[arg-type]
-                    cache[t] = loc  # type: ignore[index]
-                op.loc = loc
+        for op in late:
+            op.loc = loc_of(op.loc, op.line)  # type: ignore[arg-type]
         for fn in self.module.functions:
-            t = fn.loc
-            if isinstance(t, str):
-                fn.loc = cache[t] if t in cache else loc_of(t)
+            if isinstance(fn.loc, str):
+                fn.loc = loc_of(fn.loc, fn.line)
 
 
 def index_module(text: str, path: str) -> ir.Module:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from operator import itemgetter
 from typing import Any
 
 from irscan import ir
@@ -87,6 +88,7 @@ class Spec:
         "post",
         "op_idx",
         "succ_idx",
+        "getops",
     )
 
     def __init__(self, kind: Kind, name: str, operands: tuple[str, ...], rtypes: tuple[str, ...] | None) -> None:
@@ -104,11 +106,19 @@ class Spec:
         self.post = False
         self.op_idx: tuple[int, ...] = ()
         self.succ_idx: tuple[tuple[int, tuple[int, ...]], ...] = ()
+        self.getops: Any = None
 
     def templatize(self) -> Spec:
         """Turn ``%k`` / ``^k`` placeholder references into positions (for the fast path)."""
-        self.op_idx = tuple(int(r[1:]) for r in self.operands)
+        self.op_idx = idx = tuple(int(r[1:]) for r in self.operands)
         self.succ_idx = tuple((int(lab[1:]), tuple(int(r[1:]) for r in ops)) for lab, ops in self.succs)
+        if not idx:
+            self.getops = lambda names: ()
+        elif len(idx) == 1:
+            i0 = idx[0]
+            self.getops = lambda names: (names[i0],)
+        else:
+            self.getops = itemgetter(*idx)
         return self
 
 
@@ -525,21 +535,14 @@ def _ptr_space(t: str) -> str:
     return t[len("!llvm.ptr<") : -1] if t.startswith("!llvm.ptr<") else "0"
 
 
-def finish_function(fn: ir.Function, arg_types: dict[str, str], post: list[ir.Op], opaque: Counter[str]) -> None:
+def finish_function(types: dict[str, str], post: list[ir.Op], opaque: Counter[str]) -> None:
     """Settle ops that need their operands' types: MEMOP address operands and unprinted result types.
 
-    ``arg_types`` maps params and block arguments to their type text.  Counts, in ``opaque``, every
-    op left OPAQUE that produces an integer (wider than i1) or a pointer: the places where an
-    integer enters the graph without known semantics.
+    ``types`` maps every value of the function (params, block arguments, op results) to its type
+    text.  Counts, in ``opaque``, every op left OPAQUE that produces an integer (wider than i1) or a
+    pointer: the places where an integer enters the graph without known semantics.
     """
     if post:
-        types = dict(arg_types)
-        for b in fn.blocks:
-            for op in b.ops:
-                rt = op.attrs.get("result_types")
-                if rt:
-                    for r, t in zip(op.results, rt):
-                        types[r] = t
         for op in post:
             rt = op.attrs.get("result_types")
             if rt is None:
@@ -724,7 +727,7 @@ def _plain(v: Any) -> Any:
     return v
 
 
-def function_from_header(body: Body, line: int, gpu_module: bool) -> ir.Function:
+def function_from_header(body: Body, line: int, gpu_module: bool, has_body: bool | None = None) -> ir.Function:
     """An :class:`irscan.ir.Function` (no blocks yet) from a parsed ``llvm.func`` header."""
     info = body.info
     attrs = _plain(info["attrs"])
@@ -745,7 +748,7 @@ def function_from_header(body: Body, line: int, gpu_module: bool) -> ir.Function
         fattrs["gpu_module"] = True
     if info.get("variadic"):
         fattrs["variadic"] = True
-    if not body.regions:
+    if not (body.regions if has_body is None else has_body):
         fattrs["declaration"] = True
     if info.get("result") is not None:
         fattrs["result_type"] = info["result"].text

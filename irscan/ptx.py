@@ -380,16 +380,16 @@ class _ToAst:
         return Target(tuple(str(c) for c in t.children), self.line(t))
 
     def address_size(self, t: Any) -> AddressSize:
-        return AddressSize(int(str(t.children[0])), self.line(t))
+        return AddressSize(_int_value(str(t.children[0])), self.line(t))
 
     def file_dir(self, t: Any) -> FileDir:
         c = t.children
-        return FileDir(int(str(c[0])), str(c[1]), tuple(_int_value(str(x)) for x in c[2:]), self.line(t))
+        return FileDir(_int_value(str(c[0])), str(c[1]), tuple(_int_value(str(x)) for x in c[2:]), self.line(t))
 
     def loc_dir(self, t: Any) -> LocDir:
         c = t.children
         extra = tuple(tuple(str(x) for x in a.children) for a in c[3:])
-        return LocDir(int(str(c[0])), int(str(c[1])), int(str(c[2])), extra, self.line(t))
+        return LocDir(_int_value(str(c[0])), _int_value(str(c[1])), _int_value(str(c[2])), extra, self.line(t))
 
     def pragma(self, t: Any) -> Pragma:
         return Pragma(tuple(str(c) for c in t.children), self.line(t))
@@ -426,7 +426,7 @@ class _ToAst:
         rng, dims, init = None, [], None
         for x in t.children[1:]:
             if x.data == "reg_range":
-                rng = int(str(x.children[0]))
+                rng = _int_value(str(x.children[0]))
             elif x.data == "dim":
                 dims.append(_int_value(str(x.children[0])) if x.children else None)
             elif x.data == "init":
@@ -569,7 +569,7 @@ _WS = re.compile(r"[ \t\r\n\f]*")
 #: one body statement: 1 instruction (2 guard, 3 opcode, 4 operands), 5-7 .loc, 8 label, 9 brace or ';'
 _BODY = re.compile(
     r"[ \t\r\n\f]*(?:"
-    r"((?:@(!?(?:%[\w$]+|[A-Za-z_$][\w$]*))[ \t]*)?([a-z]\w*(?:(?:\.|::)\w+)*)(?![ \t]*:(?!:))([^;{}\"]*(?:\{[^{};\"]*\}[^;{}\"]*)*);)"
+    r"((?:@(!?(?:%[\w$]+|[A-Za-z_$][\w$]*))[ \t\r\n]+)?([a-z]\w*(?:(?:\.|::)\w+)*)(?![ \t]*:(?!:))([^;{}\"]*(?:\{[^{};\"]*\}[^;{}\"]*)*);)"
     r"|\.loc[ \t]+(\d+)[ \t]+(\d+)[ \t]+(\d+)[ \t]*(?=[\n;{}]|$)"
     r"|([A-Za-z_$%][\w$]*)[ \t]*:(?!:)"
     r"|([{};])"
@@ -604,15 +604,15 @@ _HEADER_DIRS = frozenset({".visible", ".extern", ".weak", ".common", ".entry", "
 
 _STR = r'"(?:[^"\\\n]|\\.)*"'
 _DECL_RE = re.compile(
-    r"((?:\.(?:visible|extern|weak|common)[ \t]+)*)(\.reg|\.param|\.local|\.shared|\.global|\.const)((?:[ \t]+\.[\w$:.]+(?:[ \t]+\d+)?)*)[ \t]+"
-    r"([%\w$]+(?:<\d+>)?(?:\[\d*\])*(?:[ \t]*,[ \t]*[%\w$]+(?:<\d+>)?(?:\[\d*\])*)*)[ \t]*;"
+    r"((?:\.(?:visible|extern|weak|common)[ \t]+)*)(\.reg|\.param|\.local|\.shared|\.global|\.const)((?:[ \t]+\.[A-Za-z_$][\w$]*(?:(?:\.|::)[\w$]+)*(?:[ \t]+\d+)?)*)[ \t]+"
+    r"((?:%[\w$]+|[A-Za-z_$][\w$]*)(?:<\d+>)?(?:\[\d*\])*(?:[ \t]*,[ \t]*(?:%[\w$]+|[A-Za-z_$][\w$]*)(?:<\d+>)?(?:\[\d*\])*)*)[ \t]*;"
 )
-_DECL_NAME = re.compile(r"([%\w$]+)(?:<(\d+)>)?((?:\[\d*\])*)")
+_DECL_NAME = re.compile(r"(%[\w$]+|[A-Za-z_$][\w$]*)(?:<(\d+)>)?((?:\[\d*\])*)")
 
 
 def _mk_decl(m: re.Match[str], line: int) -> VarDecl:
     names = tuple(
-        DeclName(nm, int(r) if r else None, tuple(int(x) if x else None for x in re.findall(r"\[(\d*)\]", dims)))
+        DeclName(nm, _int_value(r) if r else None, tuple(_int_value(x) if x else None for x in re.findall(r"\[(\d*)\]", dims)))
         for nm, r, dims in _DECL_NAME.findall(m.group(4))
     )
     return VarDecl(m.group(2), tuple(m.group(3).split()), names, tuple(m.group(1).split()), line)
@@ -622,12 +622,12 @@ def _mk_decl(m: re.Match[str], line: int) -> VarDecl:
 _FAST_DIRS: dict[str, tuple[re.Pattern[str], Any]] = {
     ".loc": (
         re.compile(r"\.loc[ \t]+(\d+)[ \t]+(\d+)[ \t]+(\d+)[ \t]*(?=[\n;{}]|$)"),
-        lambda m, line: LocDir(int(m.group(1)), int(m.group(2)), int(m.group(3)), (), line),
+        lambda m, line: LocDir(_int_value(m.group(1)), _int_value(m.group(2)), _int_value(m.group(3)), (), line),
     ),
     ".file": (
         re.compile(r"\.file[ \t]+(\d+)[ \t]+(" + _STR + r")((?:[ \t]*,[ \t]*\d+)*)[ \t]*(?=\n|$)"),
         lambda m, line: FileDir(
-            int(m.group(1)), m.group(2), tuple(int(x) for x in re.findall(r"\d+", m.group(3))), line
+            _int_value(m.group(1)), m.group(2), tuple(_int_value(x) for x in re.findall(r"\d+", m.group(3))), line
         ),
     ),
     ".pragma": (
@@ -644,7 +644,7 @@ _FAST_DIRS: dict[str, tuple[re.Pattern[str], Any]] = {
     ),
     ".address_size": (
         re.compile(r"\.address_size[ \t]+(\d+)[ \t]*(?=\n|$)"),
-        lambda m, line: AddressSize(int(m.group(1)), line),
+        lambda m, line: AddressSize(_int_value(m.group(1)), line),
     ),
 }
 for _d in (".reg", ".param", ".local", ".shared", ".global", ".const", ".visible", ".extern", ".weak", ".common"):
@@ -681,7 +681,7 @@ _SIMPLE_OPERAND = re.compile(
 )
 
 
-_WORD_GAP = re.compile(r"[\w$%.]\s+[\w$%]")
+_WORD_GAP = re.compile(r"[\w$%.]\s+[\w$%.]|-\s")
 
 
 def _operand(raw: str) -> AstOperand:
@@ -700,7 +700,7 @@ def _operand(raw: str) -> AstOperand:
             v = Imm(m.group(2), _int_value(m.group(2)))
         else:
             d = m.group(4)
-            v = Addr(m.group(3), int(d) if d else 0)
+            v = Addr(m.group(3), _int_value(d) if d else 0)
     else:
         s = raw.strip()
         if not s or _WORD_GAP.search(s):  # "%r5 100000": two tokens, a missing comma
@@ -762,6 +762,8 @@ def _decode_operand(s: str) -> AstOperand:
 
 
 def _vec_or_atom(s: str) -> Any:
+    if not s:
+        raise _Bail
     if s[0] == "{":
         if s[-1] != "}" or len(s) < 3:
             raise _Bail
@@ -802,13 +804,9 @@ class _FastParser:
         """Parse s[start:end] with the grammar's ``rule``: errors come out with file positions."""
         return _lark_parse(self.s[start:end], self.path, rule, self.line_at(start), self.col_at(start))
 
-    def structural_error(self) -> IRSyntaxError:
-        """Something the statement splitter cannot place: the full grammar says what and where."""
-        try:
-            _lark_parse(self.s, self.path, "start")
-        except IRSyntaxError as e:
-            return e
-        return IRSyntaxError(self.path, self.line_at(self.pos), self.col_at(self.pos), "cannot parse statement")
+    def structural_error(self) -> _Bail:
+        """Something the statement splitter cannot place: the full grammar will judge (parse_ast)."""
+        return _Bail()
 
     # -- module
     def parse(self) -> list[Any]:
@@ -915,7 +913,9 @@ class _FastParser:
                     continue
                 cur.append(Instr(opcode, ops_t, pred, self.line_at(start), s[start:end]))
             elif li == 7:  # .loc file line col
-                cur.append(LocDir(int(m.group(5)), int(m.group(6)), int(m.group(7)), (), self.line_at(m.start(5))))
+                cur.append(
+                    LocDir(_int_value(m.group(5)), _int_value(m.group(6)), _int_value(m.group(7)), (), self.line_at(m.start(5)))
+                )
                 pos = m.end()
             elif li == 8:  # label
                 cur.append(Label(m.group(8), self.line_at(m.start(8))))
@@ -944,7 +944,10 @@ class _FastParser:
                 pos = self.pos
 
 
-_PARAM_RE = re.compile(r"\s*(\.param|\.reg)((?:\s+\.[\w$.:]+(?:\s+\d+)?)*)\s+([%\w$]+)((?:\s*\[\s*\d*\s*\])*)\s*$")
+_PARAM_RE = re.compile(
+    r"\s*(\.param|\.reg)((?:\s+\.[A-Za-z_$][\w$]*(?:(?:\.|::)[\w$]+)*(?:\s+\d+)?)*)\s+(%[\w$]+|[A-Za-z_$][\w$]*)"
+    r"((?:\s*\[\s*\d*\s*\])*)\s*$"
+)
 _HEADER_RE = re.compile(
     r"((?:\.(?:visible|extern|weak|common)\s+)*)(\.entry|\.func)\s*(?:\(([^()]*)\)\s*)?([A-Za-z_$][\w$]*)"
     r"\s*(?:\(([^()]*)\))?((?:\s*\.\w+(?:\s+\d+(?:\s*,\s*\d+)*)?)*)\s*$"
@@ -978,7 +981,7 @@ def _fast_params(text: str | None) -> tuple[ParamDecl, ...] | None:
         attrs = tuple(m.group(2).split())
         if any(a[0] != "." and not a.isdigit() for a in attrs):
             raise _Bail
-        dims = tuple(int(d) if d.strip() else None for d in re.findall(r"\[\s*(\d*)\s*\]", m.group(4)))
+        dims = tuple(_int_value(d) if d.strip() else None for d in re.findall(r"\[\s*(\d*)\s*\]", m.group(4)))
         out.append(ParamDecl(m.group(1), attrs, m.group(3), dims))
     return tuple(out)
 
@@ -999,7 +1002,7 @@ def _fast_header(text: str) -> Func | None:
     for pm in _PERF_RE.finditer(m.group(6)):
         if pm.group(1) not in _PERF_NAMES:
             return None
-        vals = tuple(int(v) for v in re.split(r"\s*,\s*", pm.group(2))) if pm.group(2) else ()
+        vals = tuple(_int_value(v) for v in re.split(r"\s*,\s*", pm.group(2))) if pm.group(2) else ()
         perf.append((pm.group(1), vals))
     return Func(m.group(2), m.group(4), params, rets, tuple(m.group(1).split()), tuple(perf), None, 0)
 
@@ -1007,7 +1010,12 @@ def _fast_header(text: str) -> Func | None:
 def parse_ast(text: str, path: str = "<ptx>") -> PtxAst:
     """The fast parse (same result as :func:`parse_tree`)."""
     s = _blank_comments(text)
-    return PtxAst(path, _FastParser(s, path).parse())
+    try:
+        return PtxAst(path, _FastParser(s, path).parse())
+    except (IRSyntaxError, _Bail):
+        # Bad input, or input the splitter cuts differently from the grammar (a directive over two
+        # lines): the grammar decides on the whole text, so errors and results are the grammar's.
+        return PtxAst(path, _lark_parse(s, path, "start"))
 
 
 # ================================================================================================ lower

@@ -251,6 +251,10 @@ class Ranges:
                 for x in ivs[1:]:
                     iv = iv.union(x)
                 if cyclic:
+                    # A loop-carried value is free: the launch reaches its top value only if the loop
+                    # runs to its bound, which exits that depend on data (persistent schedulers,
+                    # varlen) do not promise.  So loops give `may` verdicts, never `must`.
+                    fixed = False
                     bound = self._induction_bound(cyclic, key)
                     if bound is None:
                         iv, fixed = free_range(width).union(iv), False
@@ -302,10 +306,10 @@ class Ranges:
             if uop.kind is not Kind.ICMP or slot != 0 or pred not in preds:
                 continue
             try:
-                b = self.interval(self._operand(u, 1)).hi
+                bv = self._operand(u, 1)
             except _Cycle:
                 continue
-            b += 1 if pred in ("sle", "ule") else 0
+            b = self.interval(bv).hi + (1 if pred in ("sle", "ule") else 0)
             bound = b if bound is None else max(bound, b)
         return bound
 
@@ -380,10 +384,10 @@ class Ranges:
         if not sides:
             return None
         try:
-            b = self.interval(self._operand(conds[0], 1 - sides[0])).hi
+            bv = self._operand(conds[0], 1 - sides[0])
         except _Cycle:
             return None
-        return max(b - 1, reset)
+        return max(self.interval(bv).hi - 1, reset)
 
     def _const_operand(self, n: int, slot: int) -> int | None:
         op = self.gr.op(n)
@@ -608,6 +612,11 @@ def _render(k: Kind, a: str, b: str) -> str:
     return f"{k.value}({a}, {b})"
 
 
+def _tdiv(x: int, y: int) -> int:
+    q = abs(x) // abs(y)
+    return q if (x >= 0) == (y > 0) else -q
+
+
 def _bitwise(k: Kind, a: Interval, b: Interval, w: int, signed: bool | None) -> Interval:
     """Sound intervals for the non-linear integer ops."""
     full = signed_range(w)
@@ -630,8 +639,10 @@ def _bitwise(k: Kind, a: Interval, b: Interval, w: int, signed: bool | None) -> 
             return Interval(0, (1 << max(a.hi, b.hi).bit_length()) - 1)
         return full
     if k is Kind.DIV:
-        if b.lo > 0 and a.lo >= 0:
-            return Interval(a.lo // b.hi, a.hi // b.lo)
+        if b.lo > 0 and (a.lo >= 0 or signed is not False):
+            # signed division truncates toward zero; the extremes are at the corners
+            qs = [_tdiv(x, y) for x in (a.lo, a.hi) for y in (b.lo, b.hi)]
+            return Interval(min(qs), max(qs))
         return full
     if k is Kind.REM:
         if b.lo > 0:
