@@ -163,12 +163,17 @@ def _mode(entry: str) -> dict[str, Any]:
     return {"kind": "static", "value": int(entry) if entry.lstrip("-").isdigit() else entry, "text": entry}
 
 
+_COORD_RE = re.compile(r'!cute\.coord_tensor<"[^"]*",\s*"([^"]*)"')
+
+
 def describe_tensor_type(type_text: str) -> dict[str, Any] | None:
-    """Layout facts from the DSL's own tensor type, e.g. ``!cute.memref<f32, gmem, "(?,128):(?{i64},1)">``."""
+    """Layout facts from the DSL's own tensor type, e.g. ``!cute.memref<f32, gmem, "(?,128):(?{i64},1)">``
+    (or a coordinate tensor's, ``!cute.coord_tensor<"(0,0)", "(?,?):(1@0,1@1)">``)."""
     m = _MEMREF_RE.search(type_text)
-    if not m:
+    c = _COORD_RE.search(type_text) if not m else None
+    if not m and not c:
         return None
-    dtype, space, layout = m.group(1).strip(), m.group(2), m.group(3)
+    dtype, space, layout = (m.group(1).strip(), m.group(2), m.group(3)) if m else ("coord", "none", c.group(1))
     shape, _, stride = layout.partition(":")
     shapes, strides = _leaves(shape), _leaves(stride) if stride else []
     modes = []

@@ -69,13 +69,14 @@ def _dynamic_modes(meta_arg: dict[str, Any] | None, part: str) -> list[int]:
 def tensor_fields(index: int, type_text: str, meta_arg: dict[str, Any] | None = None) -> list[Field]:
     """The fields of tensor parameter ``index``; empty if the type is not a CuTe tensor struct."""
     items = _struct_items(type_text)
-    if not items or not items[0].startswith("ptr") or len(items) != 2:
+    if not items or len(items) != 2 or not (items[0].startswith("ptr") or items[0] == "struct<()>"):
         return []
-    fields = [Field((0,), 0, 64, f"arg{index}.ptr")]
+    # a coordinate tensor (TMA's identity tensors) has a static origin where a tensor has its pointer
+    fields = [Field((0,), 0, 64, f"arg{index}.ptr")] if items[0].startswith("ptr") else []
     layout = _struct_items(items[1])
     if not layout or len(layout) != 2:
         return fields
-    offset = 8
+    offset = 8 if fields else 0
     for part_i, part in enumerate(("shape", "stride")):
         modes = _dynamic_modes(meta_arg, part)
         for k, (rel, width) in enumerate(_scalars(layout[part_i])):

@@ -110,6 +110,9 @@ class _Cycle(Exception):
     """Raised when evaluation runs into a value that is being evaluated (a loop-carried value)."""
 
 
+#: warp shuffles, by op-name prefix: the operand slot of the value being shuffled
+SHUFFLES = {"nvvm.shfl.sync": 1, "shfl.sync": 0}
+
 SREG_LAUNCH = {"tid": "block", "ntid": "block", "ctaid": "grid", "nctaid": "grid"}
 
 
@@ -260,16 +263,20 @@ class Ranges:
                         iv, fixed = free_range(width).union(iv), False
                     else:
                         iv = iv.union(Interval(iv.lo, bound))
-                res = self._atom(key, f"{label} (joined at IR line {self._line(key)})", iv, fixed)
+                res = self._atom(key, self._join_name(key, label, bool(cyclic)), iv, fixed)
         finally:
             if not owned:
                 self._busy.discard(key)
         self._memo[key] = res
         return res
 
-    def _line(self, key: Any) -> int:
-        n = key[1] if isinstance(key, tuple) and len(key) > 1 else key
-        return self.gr.op(n).line if isinstance(n, int) and n in self.gr.g else 0
+    def _join_name(self, key: Any, label: str, loop: bool) -> str:
+        what = "loop-carried" if loop else "joined"
+        if isinstance(key, int) and key in self.gr.g:  # an MLIR block argument
+            return f"{label} ({what}, {self.gr.op(key).attrs.get('block', '?')})"
+        n = key[1] if isinstance(key, tuple) and len(key) > 1 else None
+        line = self.gr.op(n).line if isinstance(n, int) and n in self.gr.g else 0
+        return f"{label} ({what} at IR line {line})"
 
     def _induction_bound(self, cyclic: list[int], key: Any) -> int | None:
         """The largest value a loop-carried join can hold, from the loop's own compare; None if unknown.
@@ -494,6 +501,11 @@ class Ranges:
             return self._extract(n, op)
         if k is Kind.LOAD:
             return self._atom(n, f"load({self._base_name(n, op)})", free_range(w), False)
+        shuffled = SHUFFLES.get(next((p for p in SHUFFLES if op.name.startswith(p)), ""))
+        if shuffled is not None and shuffled < len(op.operands):
+            # a warp shuffle hands over another lane's value of the same variable: the same range
+            v = self._operand(n, shuffled)
+            return self._derived(n, f"shfl({self.name(v)})", self.interval(v), (v,))
         return self._opaque_atom(n, f"{op.name} (opaque)", w)
 
     def _product(self, n: int, a: Affine, b: Affine) -> Affine:
