@@ -19,6 +19,7 @@ token soup) and result types read off its trailing type list.  :func:`irscan.mli
 
 from __future__ import annotations
 
+import gc
 import re
 from collections import Counter
 from typing import Any
@@ -144,6 +145,37 @@ def clear_caches() -> None:
         c.clear()
 
 
+_CONST_INT = re.compile(r"llvm\.mlir\.constant\((-?\d+) : ")
+_GEP_IDX = re.compile(r"llvm\.getelementptr (?:[\w|]+ )?%[\w$.\-]+(?:#\d+)?\[([^\]]*)\]")
+
+
+def _abstract_literals(name: str, body: str) -> tuple[str, Any]:
+    """(``body`` with its integer constant value or GEP constant indices as ``0``, the literals)."""
+    if name == "llvm.mlir.constant":
+        m = _CONST_INT.match(body)
+        if m is None:
+            return body, None
+        return "llvm.mlir.constant(0 : " + body[m.end() :], int(m.group(1))
+    m = _GEP_IDX.match(body)
+    if m is None:
+        return body, None
+    items = m.group(1).split(", ")
+    lits = [int(x) for x in items if x[:1] != "%"]
+    if not lits:
+        return body, None
+    inner = ", ".join(x if x[:1] == "%" else "0" for x in items)
+    return body[: m.start(1)] + inner + body[m.end(1) :], lits
+
+
+def _put_literals(op: ir.Op, lits: Any) -> None:
+    if isinstance(lits, int):
+        if "value" in op.attrs:
+            op.attrs["value"] = lits
+        return
+    it = iter(lits)
+    op.attrs["indices"] = [("const", next(it)) if x[0] == "const" else x for x in op.attrs["indices"]]
+
+
 class _Frame:
     __slots__ = ("kind", "line", "fn", "arg_types", "post", "gpu", "name")
 
@@ -181,7 +213,7 @@ class _Indexer:
 
     # ------------------------------------------------------------------------------- specs
 
-    def template_spec(self, body: str, lineno: int, raw: str) -> tuple[Spec, list[str]]:
+    def template_spec(self, body: str, lineno: int, raw: str, orig: str | None = None) -> tuple[Spec, list[str]]:
         """The spec of a template op (parsed by the grammar on a cache miss) and the line's names.
 
         The cache key is the op text with every SSA name / block label replaced by a bare ``%`` /
@@ -193,7 +225,8 @@ class _Indexer:
             try:
                 rop = parse(_number(tmpl), "op")
             except UnexpectedInput:
-                raise self.fail(lineno, raw, raw.find(body), body, "bad op") from None
+                orig = orig or body
+                raise self.fail(lineno, raw, raw.find(orig), orig, "bad op") from None
             spec = build_spec(rop.body).templatize()
             self.tcache[tmpl] = spec
         return spec, names
@@ -393,15 +426,21 @@ class _Indexer:
                 # an op outside any function body: module level (globals, declarations)
                 self.top_level_op(name, body, results, loctext, lineno, raw, bool(stack) and stack[-1].gpu)
                 continue
+            lits: Any = None
             if name in template_ops or name.startswith(SREG_PREFIX):
-                if "^" in body or '"' in body and name != "llvm.icmp":
-                    spec, names = self.template_spec(body, lineno, raw)
+                kbody = body
+                if name == "llvm.mlir.constant" or name == "llvm.getelementptr":
+                    # integer literals (a constant's value, a GEP's constant indices) are not part of
+                    # the template: FA4's 250 such templates become a handful
+                    kbody, lits = _abstract_literals(name, body)
+                if "^" in kbody or '"' in kbody and name != "llvm.icmp":
+                    spec, names = self.template_spec(kbody, lineno, raw, body)
                 else:
-                    parts = ref_split(body)
+                    parts = ref_split(kbody)
                     names = parts[1::2]
                     spec = tcache.get("%".join(parts[::2]))
                     if spec is None:
-                        spec = self.template_spec(body, lineno, raw)[0]
+                        spec = self.template_spec(kbody, lineno, raw, body)[0]
                 operands = spec.getops(names)
                 if spec.succ_idx:
                     for lk, oks in spec.succ_idx:
@@ -457,6 +496,8 @@ class _Indexer:
                 bi,
             )
             next_id += 1
+            if lits is not None:
+                _put_literals(op, lits)
             block.ops.append(op)
             if loc.__class__ is str:
                 late.append(op)
@@ -581,9 +622,14 @@ class _Indexer:
 
 def index_module(text: str, path: str) -> ir.Module:
     """The fast path of :func:`irscan.mlir.parse_module` (raises :class:`NeedFullParse` to defer)."""
+    enabled = gc.isenabled()
+    gc.disable()  # ~15k small objects with no cycles: the collector only costs time here
     try:
         return _Indexer(text, path).run()
     except (IRSyntaxError, NeedFullParse):
         raise
     except (UnexpectedInput, LocSyntaxError, ValueError, IndexError, KeyError, AttributeError) as exc:
         raise NeedFullParse(f"{type(exc).__name__}: {exc}") from None
+    finally:
+        if enabled:
+            gc.enable()
