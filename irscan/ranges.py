@@ -113,6 +113,18 @@ class _Cycle(Exception):
 #: warp shuffles, by op-name prefix: the operand slot of the value being shuffled
 SHUFFLES = {"nvvm.shfl.sync": 1, "shfl.sync": 0}
 
+#: PTX ISA limits of special registers, for reads the IR gives no range (inclusive)
+ISA_LIMITS = {
+    "tid.x": (0, 1023), "tid.y": (0, 1023), "tid.z": (0, 63),
+    "ntid.x": (1, 1024), "ntid.y": (1, 1024), "ntid.z": (1, 64),
+    "ctaid.x": (0, 2**31 - 2), "ctaid.y": (0, 65534), "ctaid.z": (0, 65534),
+    "laneid": (0, 31), "warpid": (0, 63), "nwarpid": (1, 64),
+    "cluster.ctarank": (0, 15), "cluster.nctarank": (1, 16),
+    "cluster.ctaid.x": (0, 15), "cluster.ctaid.y": (0, 15), "cluster.ctaid.z": (0, 15),
+    "cluster.nctaid.x": (1, 16), "cluster.nctaid.y": (1, 16), "cluster.nctaid.z": (1, 16),
+    "ctarank": (0, 15), "nctarank": (1, 16),
+}  # fmt: skip
+
 SREG_LAUNCH = {"tid": "block", "ntid": "block", "ctaid": "grid", "nctaid": "grid"}
 
 
@@ -530,7 +542,7 @@ class Ranges:
             if base in ("ntid", "nctaid"):
                 return Affine.of_const(d)
             return self._atom(n, sreg, Interval(0, d - 1), True)
-        r = op.attrs.get("range")
+        r = op.attrs.get("range") or ISA_LIMITS.get(sreg)
         iv = Interval(int(r[0]), int(r[1])) if r else free_range(op.width or 32)
         if base == "tid" and self.facts.max_block and 0 <= axis < len(self.facts.max_block):
             iv = Interval(0, min(iv.hi, self.facts.max_block[axis] - 1))
