@@ -123,6 +123,8 @@ def scan_capture(folder: Path, irs: tuple[str, ...] = ("mlir", "ptx")) -> ScanRe
         if detect_ir(f, "") in irs:
             res.extend(scan_file(f, meta))
     twins.pair(res.findings, {(k["ir"], k["kernel"]) for k in res.kernels})
+    # twins side by side: the same access's MLIR finding, then its PTX one
+    res.findings.sort(key=lambda f: (f.kernel, f.file or "", f.line or 0, f.expression, f.ir))
     return res
 
 

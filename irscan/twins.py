@@ -42,7 +42,12 @@ def pair(findings: list[Finding], scanned: set[tuple[str, str]]) -> None:
         cands = ptx.get(_key(m), [])
         if not cands:
             if m.kernel in kernels_with_ptx:
-                m.notes.append("PTX: no matching finding; NVVM widened or removed this arithmetic in the binary")
+                m.notes.append(
+                    "PTX: no finding: today's binary does not wrap here (NVVM widened the arithmetic, or its "
+                    "zero-extension keeps the value below 2^32); the MLIR is still undefined behaviour to rely on"
+                    if m.undefined_behaviour
+                    else "PTX: no finding: NVVM widened or removed this arithmetic in the binary"
+                )
             continue
         p = cands.pop(0)
         m.twin, p.twin = p.id, m.id
