@@ -99,7 +99,7 @@ def test_audit_of_an_unseen_program_json_stdout_is_only_json(tmp_path: Path) -> 
     doc = json.loads(p.stdout)  # nothing else on stdout
     assert "hello from the audited program" in p.stderr
     (f,) = [f for f in doc["findings"] if f["ir"] == "mlir"]
-    assert f["severity"] == "must" and f["line"] == 21 and f["wraps_when"]["text"] == "ctaid.x >= 128"
+    assert f["severity"] == "must" and f["line"] == 19 and f["wraps_when"]["text"] == "ctaid.x >= 128"
     assert doc["environment"]["dsl_version"]
 
 
