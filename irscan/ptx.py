@@ -32,7 +32,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from irscan import ir
 from irscan.ir import Block, Function, IRSyntaxError, Kind, Loc, Module, Op, Param, Successor
@@ -97,7 +97,7 @@ class SymOff:
 
 
 #: An instruction operand in the syntax tree: a register or symbol name (str) or one of the above.
-AstOperand = Union[str, Imm, Addr, Vec, Dual, Neg, Paren, SymOff]
+AstOperand = str | Imm | Addr | Vec | Dual | Neg | Paren | SymOff
 
 
 @dataclass(slots=True)
@@ -227,20 +227,27 @@ class PtxAst:
 # ============================================================================================== helpers
 
 
+class _Bail(Exception):
+    """The fast path does not know this statement: let the grammar have it."""
+
+
 def _int_value(text: str) -> int:
     """PTX integer literal (decimal, 0x hex, 0b binary, 0-prefixed octal, optional U, optional -)."""
     t = text[:-1] if text[-1:] in "Uu" else text
     neg = t.startswith("-")
     if neg:
         t = t[1:]
-    if t[:2] in ("0x", "0X"):
-        v = int(t[2:], 16)
-    elif t[:2] in ("0b", "0B"):
-        v = int(t[2:], 2)
-    elif len(t) > 1 and t[0] == "0":
-        v = int(t, 8)
-    else:
-        v = int(t)
+    try:
+        if t[:2] in ("0x", "0X"):
+            v = int(t[2:], 16)
+        elif t[:2] in ("0b", "0B"):
+            v = int(t[2:], 2)
+        elif len(t) > 1 and t[0] == "0":
+            v = int(t, 8)
+        else:
+            v = int(t)
+    except ValueError:
+        raise _Bail from None  # "0128": the grammar's lexer rejects it, with a position
     return -v if neg else v
 
 
@@ -561,15 +568,15 @@ def parse_tree(text: str, path: str = "<ptx>") -> PtxAst:
 # ============================================================================================ fast path
 
 
-class _Bail(Exception):
-    """The fast path does not know this statement: let the grammar have it."""
-
-
 _WS = re.compile(r"[ \t\r\n\f]*")
+_NAME_P = r"(?:%[\w$]+|[A-Za-z_$][\w$]*)"  # a register or an identifier
+_DOTWORD_P = r"\.[A-Za-z_$][\w$]*(?:(?:\.|::)[\w$]+)*"  # .align  .ptr.global.align  .shared::cta
+_OPCODE_P = r"[a-z]\w*(?:(?:\.|::)\w+)*"  # opcode and modifiers, one token (as OPCODE in the grammar)
+_ARGS_P = r"[^;{}\"]*(?:\{[^{};\"]*\}[^;{}\"]*)*"  # operands up to ';', vectors in braces allowed
 #: one body statement: 1 instruction (2 guard, 3 opcode, 4 operands), 5-7 .loc, 8 label, 9 brace or ';'
 _BODY = re.compile(
     r"[ \t\r\n\f]*(?:"
-    r"((?:@(!?(?:%[\w$]+|[A-Za-z_$][\w$]*))[ \t\r\n]+)?([a-z]\w*(?:(?:\.|::)\w+)*)(?![ \t]*:(?!:))([^;{}\"]*(?:\{[^{};\"]*\}[^;{}\"]*)*);)"
+    rf"((?:@(!?{_NAME_P})[ \t\r\n]+)?({_OPCODE_P})(?![ \t]*:(?!:))({_ARGS_P});)"
     r"|\.loc[ \t]+(\d+)[ \t]+(\d+)[ \t]+(\d+)[ \t]*(?=[\n;{}]|$)"
     r"|([A-Za-z_$%][\w$]*)[ \t]*:(?!:)"
     r"|([{};])"
@@ -603,16 +610,21 @@ _EOL_DIRS = frozenset(
 _HEADER_DIRS = frozenset({".visible", ".extern", ".weak", ".common", ".entry", ".func"})
 
 _STR = r'"(?:[^"\\\n]|\\.)*"'
+_DECL_ONE_P = rf"{_NAME_P}(?:<\d+>)?(?:\[\d*\])*"  # %r<7>   smem[1024]   x
 _DECL_RE = re.compile(
-    r"((?:\.(?:visible|extern|weak|common)[ \t]+)*)(\.reg|\.param|\.local|\.shared|\.global|\.const)((?:[ \t]+\.[A-Za-z_$][\w$]*(?:(?:\.|::)[\w$]+)*(?:[ \t]+\d+)?)*)[ \t]+"
-    r"((?:%[\w$]+|[A-Za-z_$][\w$]*)(?:<\d+>)?(?:\[\d*\])*(?:[ \t]*,[ \t]*(?:%[\w$]+|[A-Za-z_$][\w$]*)(?:<\d+>)?(?:\[\d*\])*)*)[ \t]*;"
+    r"((?:\.(?:visible|extern|weak|common)[ \t]+)*)(\.reg|\.param|\.local|\.shared|\.global|\.const)"
+    rf"((?:[ \t]+{_DOTWORD_P}(?:[ \t]+\d+)?)*)[ \t]+({_DECL_ONE_P}(?:[ \t]*,[ \t]*{_DECL_ONE_P})*)[ \t]*;"
 )
 _DECL_NAME = re.compile(r"(%[\w$]+|[A-Za-z_$][\w$]*)(?:<(\d+)>)?((?:\[\d*\])*)")
 
 
 def _mk_decl(m: re.Match[str], line: int) -> VarDecl:
     names = tuple(
-        DeclName(nm, _int_value(r) if r else None, tuple(_int_value(x) if x else None for x in re.findall(r"\[(\d*)\]", dims)))
+        DeclName(
+            nm,
+            _int_value(r) if r else None,
+            tuple(_int_value(x) if x else None for x in re.findall(r"\[(\d*)\]", dims)),
+        )
         for nm, r, dims in _DECL_NAME.findall(m.group(4))
     )
     return VarDecl(m.group(2), tuple(m.group(3).split()), names, tuple(m.group(1).split()), line)
@@ -652,7 +664,7 @@ for _d in (".reg", ".param", ".local", ".shared", ".global", ".const", ".visible
 
 # -- operands
 _OP_REG = re.compile(r"(?:%[\w$]+|[A-Za-z_$][\w$]*)(?:\.[xyzw])?$")
-_OP_INT = re.compile(r"-?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)U?$")
+_OP_INT = re.compile(r"-?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)U?$")
 _OP_FLOAT = re.compile(r"-?(?:0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}|[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?)$")
 _ADDR_IN = re.compile(
     r"(%[\w$]+|[A-Za-z_$][\w$]*|(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)U?)"
@@ -914,7 +926,13 @@ class _FastParser:
                 cur.append(Instr(opcode, ops_t, pred, self.line_at(start), s[start:end]))
             elif li == 7:  # .loc file line col
                 cur.append(
-                    LocDir(_int_value(m.group(5)), _int_value(m.group(6)), _int_value(m.group(7)), (), self.line_at(m.start(5)))
+                    LocDir(
+                        _int_value(m.group(5)),
+                        _int_value(m.group(6)),
+                        _int_value(m.group(7)),
+                        (),
+                        self.line_at(m.start(5)),
+                    )
                 )
                 pos = m.end()
             elif li == 8:  # label
@@ -944,10 +962,7 @@ class _FastParser:
                 pos = self.pos
 
 
-_PARAM_RE = re.compile(
-    r"\s*(\.param|\.reg)((?:\s+\.[A-Za-z_$][\w$]*(?:(?:\.|::)[\w$]+)*(?:\s+\d+)?)*)\s+(%[\w$]+|[A-Za-z_$][\w$]*)"
-    r"((?:\s*\[\s*\d*\s*\])*)\s*$"
-)
+_PARAM_RE = re.compile(rf"\s*(\.param|\.reg)((?:\s+{_DOTWORD_P}(?:\s+\d+)?)*)\s+({_NAME_P})((?:\s*\[\s*\d*\s*\])*)\s*$")
 _HEADER_RE = re.compile(
     r"((?:\.(?:visible|extern|weak|common)\s+)*)(\.entry|\.func)\s*(?:\(([^()]*)\)\s*)?([A-Za-z_$][\w$]*)"
     r"\s*(?:\(([^()]*)\))?((?:\s*\.\w+(?:\s+\d+(?:\s*,\s*\d+)*)?)*)\s*$"
@@ -1113,7 +1128,7 @@ def _type_info(parts: list[str]) -> tuple[list[str], bool]:
     return types, any(t in _FLOAT_TYPES for t in types)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _rule(opcode: str) -> _Rule:
     parts = opcode.split(".")
     root = parts[0].split("::")[0]
@@ -1177,14 +1192,15 @@ def _rule(opcode: str) -> _Rule:
     if root == "cvt":
         if "sat" in mods or len(types) != 2:
             return opaque(True)
-        (dw, ds), (sw, ss) = _INT_TYPES.get(types[0], (0, None)), _INT_TYPES.get(types[1], (0, None))
+        dw, sw = _INT_TYPES.get(types[0], (0, None))[0], _INT_TYPES.get(types[1], (0, None))[0]
+        ss = _INT_TYPES.get(types[1], (0, None))[1]
         r.width, r.src_width = dw, sw
         if dw > sw:
             r.kind, r.signed = (Kind.SEXT, True) if ss else (Kind.ZEXT, False)
         elif dw < sw:
             r.kind, r.signed = Kind.TRUNC, ss
         else:
-            r.kind, r.src_width = Kind.MOV, None
+            r.kind, r.src_width, r.signed = Kind.MOV, None, None
         return r
     if root in ("mul", "mad"):
         if t not in _INT_TYPES or "cc" in mods:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from irscan.ptx import (
-    AddressSize,
     Addr,
+    AddressSize,
     DeclName,
     Dual,
     FileDir,

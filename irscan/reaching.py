@@ -6,8 +6,9 @@ register can reach the read: the edges a dataflow graph needs where MLIR has SSA
 Classic forward may-analysis over the CFG that :mod:`irscan.ptx` builds (labels, branches,
 fall-through; loops included), iterated to a fixed point in reverse post-order.  Sets are Python
 ints used as bit vectors, with the definitions of each register given consecutive bits, so that
-"the definitions of %r7 in IN[b]" is one shift and one mask.  A guarded definition (``@%p bra``'s
-cousins: ``@%p mov.b32 %r1, 0``) may not execute, so it adds itself without killing the others.
+"the definitions of %r7 in IN[b]" is one shift and one mask.  A guarded definition
+(``@%p mov.b32 %r1, 0``) may not execute, so it adds itself without killing the others.  Blocks the
+entry cannot reach contribute no definitions to other blocks.
 """
 
 from __future__ import annotations
@@ -47,6 +48,18 @@ def _rpo(n: int, succ: list[list[int]]) -> list[int]:
     return post
 
 
+def _reachable(succ: list[list[int]]) -> list[bool]:
+    seen = [False] * len(succ)
+    seen[0] = True
+    stack = [0]
+    while stack:
+        for s in succ[stack.pop()]:
+            if not seen[s]:
+                seen[s] = True
+                stack.append(s)
+    return seen
+
+
 def cfg_successors(fn: Function) -> list[list[int]]:
     """Block index -> successor block indices (branch targets, then the fall-through block)."""
     index = {b.label: i for i, b in enumerate(fn.blocks)}
@@ -58,6 +71,32 @@ def cfg_successors(fn: Function) -> list[list[int]]:
             s.append(i + 1)
         out.append(s)
     return out
+
+
+class _Entering:
+    """The definitions entering one block, decoded per register on demand (and memoised)."""
+
+    __slots__ = ("bits", "base", "count", "def_op", "memo")
+
+    def __init__(self, bits: int, base: dict[str, int], count: dict[str, int], def_op: list[int]) -> None:
+        self.bits, self.base, self.count, self.def_op = bits, base, count, def_op
+        self.memo: dict[str, list[int]] = {}
+
+    def get(self, r: str) -> list[int]:
+        v = self.memo.get(r)
+        if v is None:
+            c = self.count.get(r)
+            v = []
+            if c is not None:
+                k = self.base[r]
+                bits = (self.bits >> k) & ((1 << c) - 1)
+                while bits:
+                    if bits & 1:
+                        v.append(self.def_op[k])
+                    bits >>= 1
+                    k += 1
+            self.memo[r] = v
+        return v
 
 
 def reaching_definitions(fn: Function) -> dict[tuple[int, int], list[int]]:
@@ -123,6 +162,11 @@ def reaching_definitions(fn: Function) -> dict[tuple[int, int], list[int]]:
         for s in ss:
             preds[s].append(i)
     order = _rpo(n, succ)
+    # code the entry cannot reach never runs: its definitions reach nothing outside their block
+    reach = _reachable(succ)
+    for bi in range(n):
+        if not reach[bi]:
+            gen[bi] = 0
     out = list(gen)
     ins = [0] * n
     changed = True
@@ -140,46 +184,25 @@ def reaching_definitions(fn: Function) -> dict[tuple[int, int], list[int]]:
 
     # -- resolve each read: a def earlier in the same block, else what enters the block
     result: dict[tuple[int, int], list[int]] = {}
-    empty: list[int] = []
     for bi, b in enumerate(blocks):
-        inn = ins[bi]
-        entering: dict[str, list[int]] = {}
+        entering = _Entering(ins[bi], base, count, def_op)
         local_defs: dict[str, list[int]] = {}
-
-        def from_in(r: str) -> list[int]:
-            v = entering.get(r)
-            if v is None:
-                c = count.get(r)
-                if c is None:
-                    v = empty
-                else:
-                    bits = (inn >> base[r]) & ((1 << c) - 1)
-                    v = []
-                    k = base[r]
-                    while bits:
-                        if bits & 1:
-                            v.append(def_op[k])
-                        bits >>= 1
-                        k += 1
-                entering[r] = v
-            return v
-
         for op in b.ops:
             for k, o in enumerate(op.operands):
                 if type(o) is str and (o in defined or o[:1] == "%"):
                     v = local_defs.get(o)
-                    result[(op.id, k)] = v if v is not None else from_in(o)
+                    result[(op.id, k)] = v if v is not None else entering.get(o)
             if op.pred is not None:
                 p = op.pred.lstrip("!")
                 v = local_defs.get(p)
-                result[(op.id, GUARD)] = v if v is not None else from_in(p)
+                result[(op.id, GUARD)] = v if v is not None else entering.get(p)
             if op.results:
                 guarded = op.pred is not None
                 for r in op.results:
                     if guarded:
                         prev = local_defs.get(r)
                         if prev is None:
-                            prev = from_in(r)
+                            prev = entering.get(r)
                         local_defs[r] = sorted({*prev, op.id})
                     else:
                         local_defs[r] = [op.id]

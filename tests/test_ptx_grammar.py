@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (PTX test data: TMA opcodes are longer than a line)
 """grammars/ptx.lark and irscan/ptx.py's parse: every corpus PTX, every syntax family, the errors.
 
 The oracle: what we print back from the parse alone (irscan/ptx_print.py) must assemble with
@@ -41,7 +42,9 @@ def _ptxas_version() -> str | None:
 def assemble(text: str, arch: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     f = tmp_path / "printed.ptx"
     f.write_text(text)
-    return subprocess.run([PTXAS, "-arch", arch, "-o", str(tmp_path / "out.cubin"), str(f)], capture_output=True, text=True)
+    return subprocess.run(
+        [PTXAS, "-arch", arch, "-o", str(tmp_path / "out.cubin"), str(f)], capture_output=True, text=True
+    )
 
 
 def check_assembles(text: str, arch: str, tmp_path: Path) -> None:
@@ -239,10 +242,10 @@ $L__BB0_3:
 	.param .align 8 .b8 param1[16];
 	st.param.v2.b32 	[param1], {%r38, %r37};
 	.param .b32 retval0;
-	call.uni (retval0), 
-	helper, 
+	call.uni (retval0),
+	helper,
 	(
-	param0, 
+	param0,
 	param1
 	);
 	ld.param.b32 	%r39, [retval0];
@@ -373,7 +376,9 @@ def _stmts(text: str) -> list[object]:
 
 
 def _kernel(body: str, decls: str = ".reg .b32 %r<9>;\n.reg .b64 %rd<9>;\n.reg .pred %p<4>;") -> str:
-    return f".version 8.5\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 k_p)\n{{\n{decls}\n{body}\n}}\n"
+    return (
+        f".version 8.5\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 k_p)\n{{\n{decls}\n{body}\n}}\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -393,20 +398,34 @@ def _kernel(body: str, decls: str = ".reg .b32 %r<9>;\n.reg .b64 %rd<9>;\n.reg .
         ("ld.param.u32 %r1, [k_p+8];", "ld.param.u32", ("%r1", ptx.Addr("k_p", 8))),
         ("mov.b64 %rd1, {%r1, %r2};", "mov.b64", ("%rd1", ptx.Vec(("%r1", "%r2")))),
         ("mov.b64 {%r1, _}, %rd1;", "mov.b64", (ptx.Vec(("%r1", "_")), "%rd1")),
-        ("shfl.sync.bfly.b32 %r1|%p1, %r2, 16, 31, -1;", "shfl.sync.bfly.b32",
-         (ptx.Dual("%r1", "%p1"), "%r2", ptx.Imm("16", 16), ptx.Imm("31", 31), ptx.Imm("-1", -1))),
+        (
+            "shfl.sync.bfly.b32 %r1|%p1, %r2, 16, 31, -1;",
+            "shfl.sync.bfly.b32",
+            (ptx.Dual("%r1", "%p1"), "%r2", ptx.Imm("16", 16), ptx.Imm("31", 31), ptx.Imm("-1", -1)),
+        ),
         ("elect.sync _|%p1, -1;", "elect.sync", (ptx.Dual("_", "%p1"), ptx.Imm("-1", -1))),
         ("vote.sync.all.pred %p1, !%p2, -1;", "vote.sync.all.pred", ("%p1", ptx.Neg("%p2"), ptx.Imm("-1", -1))),
-        ("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4];",
-         "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
-         (ptx.Addr("%r1"), ptx.Addr("%rd1", 0, (ptx.Vec(("%r2", "%r3")),)), ptx.Addr("%r4"))),
-        ("mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], %r2;", "mbarrier.try_wait.parity.shared::cta.b64",
-         ("%p1", ptx.Addr("%r1"), "%r2")),
+        (
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4];",
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
+            (ptx.Addr("%r1"), ptx.Addr("%rd1", 0, (ptx.Vec(("%r2", "%r3")),)), ptx.Addr("%r4")),
+        ),
+        (
+            "mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], %r2;",
+            "mbarrier.try_wait.parity.shared::cta.b64",
+            ("%p1", ptx.Addr("%r1"), "%r2"),
+        ),
         ("tcgen05.wait::st.sync.aligned;", "tcgen05.wait::st.sync.aligned", ()),
-        ("call.uni (retval0), f, (param0, param1);", "call.uni",
-         (ptx.Paren(("retval0",)), "f", ptx.Paren(("param0", "param1")))),
-        ("frobnicate.sideways.b32 %r1, %r2, [%rd1+8], 3;", "frobnicate.sideways.b32",
-         ("%r1", "%r2", ptx.Addr("%rd1", 8), ptx.Imm("3", 3))),
+        (
+            "call.uni (retval0), f, (param0, param1);",
+            "call.uni",
+            (ptx.Paren(("retval0",)), "f", ptx.Paren(("param0", "param1"))),
+        ),
+        (
+            "frobnicate.sideways.b32 %r1, %r2, [%rd1+8], 3;",
+            "frobnicate.sideways.b32",
+            ("%r1", "%r2", ptx.Addr("%rd1", 8), ptx.Imm("3", 3)),
+        ),
     ],
 )
 def test_operand_syntax(stmt: str, opcode: str, operands: tuple[object, ...]) -> None:
@@ -531,7 +550,7 @@ def test_fuzz_fast_path_agrees_with_grammar() -> None:
     import random
 
     rng = random.Random(7)
-    alphabet = [*"{}[]();,.%@!|<>+-=:_ ax0\n\"", "\t", "// c", "/*", "*/", ".reg", "bra", "$L", ".loc 1 2 3", "0x", "U"]
+    alphabet = [*'{}[]();,.%@!|<>+-=:_ ax0\n"', "\t", "// c", "/*", "*/", ".reg", "bra", "$L", ".loc 1 2 3", "0x", "U"]
     for _ in range(400):
         base = rng.choice((ELEMENTWISE, FAM90, FAM100))
         s = list(base)
