@@ -1,27 +1,39 @@
 """PTX front end: text -> syntax tree (:class:`PtxAst`) -> :class:`irscan.ir.Module`.
 
-Two ways to the same syntax tree, checked equal on the corpus by the tests:
+Public API::
+
+    parse_module(text, path) -> ir.Module       # what the scan calls (fast path + lower)
+    parse_file(path) -> ir.Module                # module.ptx or module.ptx.xz
+    parse_ast(text, path) -> PtxAst              # fast path, syntax tree only
+    parse_tree(text, path) -> PtxAst             # the whole text through grammars/ptx.lark
+    lower(ast) -> ir.Module                      # syntax tree -> shared vocabulary
+    read_text(path) -> str                       # .xz aware
+    irscan.ptx_print.print_module(ast) -> str    # syntax tree -> PTX text
+    irscan.reaching.reaching_definitions(fn)     # PTX use -> defs, for the dataflow graph
+
+Two ways to the same syntax tree, checked equal on the corpus (and on fuzzed text) by the tests:
 
 * :func:`parse_tree` runs ``grammars/ptx.lark`` (LALR, contextual lexer) over the whole text.  It is
-  the reference, and it is what reports errors.  At about 0.35 MB/s it costs more than the compile of
-  a big kernel, hence:
-* :func:`parse_ast` (what :func:`parse_module` uses) splits the text into statements with compiled
-  regexes, decodes the common ones (instructions, labels, scopes, ``.loc``, ``.reg``, function
-  headers ...) directly, caching every distinct operand and opcode (they repeat massively), and hands
-  any statement it does not recognise to the same grammar, one statement at a time.  A statement the
-  grammar rejects becomes :class:`irscan.ir.IRSyntaxError` with the real line, column and expected
-  tokens; a structural problem (unbalanced braces, truncated file) is re-parsed by the full grammar
-  so that the error is the grammar's.
+  the reference, and what reports errors; at ~0.45 MB/s it would cost as much as a big compile.
+* :func:`parse_ast` splits the text into statements with compiled regexes and decodes the common
+  ones itself (instructions, labels, scopes, ``.loc``, declarations, function headers), caching
+  every distinct operand text (they repeat massively); a statement it does not know goes to the
+  grammar on its own (start symbols ``stmt`` / ``top``).  Anything it cannot
+  place, and any error, sends the whole text to the grammar, so bad input raises the grammar's
+  :class:`irscan.ir.IRSyntaxError` (real line, column, expected tokens) and odd but valid input
+  gets the grammar's tree.  lark is not even imported for compiler output.
 
-:func:`lower` gives the syntax tree meaning in the shared vocabulary (``irscan/ir.py``): opcode ->
-:class:`~irscan.ir.Kind`, width, signedness, results and operands, address operands, blocks and
-control flow, ``.loc`` -> :class:`~irscan.ir.Loc`.  :mod:`irscan.ptx_print` prints the syntax tree
-back as PTX (the tests assemble that with ``ptxas``).
+:func:`lower` gives the tree meaning (see the rules by the ``_rule`` function): opcode ->
+:class:`~irscan.ir.Kind`, width, signedness, results and operands (``[%rd4+16]`` -> ``"%rd4"`` with
+``attrs["disp"]``), state spaces, blocks and control flow, ``.loc`` -> :class:`~irscan.ir.Loc`.
+Integer immediates are given as the instruction's type sees them (``mul.hi.u32 .., -1431655765``
+-> 2863311531); ``Op.flags`` holds the opcode's modifiers.
 
 Names declared in nested ``{ }`` scopes (inline asm: ``.reg .pred P1; LAB_WAIT: ... DONE:``) are
-local to that scope in PTX and the same names recur in every copy of the asm.  :func:`lower` renames
-them ``name#N`` (N = the scope's serial number in the function) so that registers and labels are
-unique per function; ``Op.text`` keeps the text as written.
+local to that scope in PTX, and the same names recur in every copy of the asm.  :func:`lower` renames
+them ``name@N`` (N = the scope's serial number in the function; ``abcd@3.x`` for a component of a
+``.v4`` register) so that registers and labels are unique per function; ``Op.text`` keeps the text
+as written.  A whole ``.v2``/``.v4`` register used as an operand becomes its components.
 """
 
 from __future__ import annotations
@@ -231,6 +243,7 @@ class _Bail(Exception):
     """The fast path does not know this statement: let the grammar have it."""
 
 
+@functools.lru_cache(maxsize=4096)
 def _int_value(text: str) -> int:
     """PTX integer literal (decimal, 0x hex, 0b binary, 0-prefixed octal, optional U, optional -)."""
     t = text[:-1] if text[-1:] in "Uu" else text
@@ -292,7 +305,7 @@ def _lark() -> Any:
             GRAMMAR_PATH.read_text(),
             parser="lalr",
             lexer="contextual",
-            start=["start", "stmt", "top", "func_header"],
+            start=["start", "stmt", "top"],
             propagate_positions=True,
             maybe_placeholders=False,
             cache=True,
@@ -340,6 +353,11 @@ def _syntax_error(exc: Exception, path: str, text: str, line0: int = 1, col0: in
     return IRSyntaxError(path, line0, col0, str(exc))
 
 
+def _one_line(text: str) -> str:
+    """An instruction written over several lines, as one line (Op.text is one line)."""
+    return " ".join(text.split()) if "\n" in text else text
+
+
 def _end_pos(text: str) -> tuple[int, int]:
     line = text.count("\n") + 1
     return line, len(text) - (text.rfind("\n") + 1) + 1
@@ -371,7 +389,7 @@ class _ToAst:
         return t.meta.line + self.dl if not t.meta.empty else 0
 
     def snippet(self, t: Any) -> str:
-        return self.text[t.meta.start_pos : t.meta.end_pos].strip()
+        return _one_line(self.text[t.meta.start_pos : t.meta.end_pos].strip())
 
     # -- module
     def start(self, t: Any) -> list[Any]:
@@ -860,8 +878,8 @@ class _FastParser:
 
     def header(self, start: int, end: int) -> Func:
         f = _fast_header(self.s[start:end])
-        if f is None:
-            return self.grammar(start, end, "func_header")
+        if f is None:  # rare (hand-written PTX): the whole text goes to the grammar
+            raise _Bail
         f.line = self.line_at(start)
         return f
 
@@ -916,14 +934,22 @@ class _FastParser:
                         ops = []
                         for p in parts:
                             v = opcache.get(p)
-                            ops.append(v if v is not None else _operand(p))
+                            if v is None:
+                                q = p.strip()
+                                r = q[1:]
+                                # "%r1234": most operands are registers seen once; no need to cache
+                                v = q if q[:1] == "%" and r.isalnum() and r.isascii() else _operand(p)
+                            ops.append(v)
                         ops_t = tuple(ops)
                     else:
                         ops_t = ()
                 except _Bail:
                     cur.append(self.grammar(start, end, "stmt"))
                     continue
-                cur.append(Instr(opcode, ops_t, pred, self.line_at(start), s[start:end]))
+                text = s[start:end]
+                if "\n" in text:
+                    text = _one_line(text)
+                cur.append(Instr(opcode, ops_t, pred, self.line_at(start), text))
             elif li == 7:  # .loc file line col
                 cur.append(
                     LocDir(
@@ -1315,7 +1341,6 @@ class _Lowerer:
         self.next_id = 0
         self.files: dict[int, str] = {}
         self.loc_cache: dict[tuple[int, int, int], Loc | None] = {}
-        self.pending_locs: list[tuple[Op, tuple[int, int, int]]] = []
 
     def run(self) -> Module:
         mod = self.mod
@@ -1334,14 +1359,12 @@ class _Lowerer:
                 mod.attrs.setdefault("globals", {}).update(
                     {n.name: {"space": it.space[1:], "decl": _decl_text(it, n)} for n in it.names}
                 )
+        # (NVVM prints the .file table after the code: it was read above, before any function)
         for it in self.ast.items:
             if isinstance(it, Func) and it.body is not None:
                 mod.functions.append(self.function(it))
             elif isinstance(it, Func):
                 mod.attrs.setdefault("declarations", []).append(it.name)
-        # NVVM prints the .file table after the code: resolve the locations now
-        for op, key in self.pending_locs:
-            op.loc = self.loc(key)
         return mod
 
     def loc(self, key: tuple[int, int, int]) -> Loc | None:
@@ -1368,7 +1391,7 @@ class _Lowerer:
         if f.linkage:
             fn.attrs["linkage"] = f.linkage
         self.ctx = _FnCtx(fn)
-        self.cur_loc: tuple[int, int, int] | None = None
+        self.cur_loc: Loc | None = None
         self.block = Block("entry")
         fn.blocks.append(self.block)
         self.after_term = False
@@ -1383,7 +1406,7 @@ class _Lowerer:
             if t is Instr:
                 self.instr(st)
             elif t is LocDir:
-                self.cur_loc = (st.file, st.line, st.col)
+                self.cur_loc = self.loc((st.file, st.line, st.col))
             elif t is Label:
                 self.label(ctx.rename(st.name))
             elif t is VarDecl:
@@ -1466,10 +1489,24 @@ class _Lowerer:
         # -- operands, flattened; address operands become their base
         operands: list[Any] = []
         addrs: list[tuple[int, Addr]] = []
-        negs: list[int] = []
-        self.flatten(src, operands, addrs, negs, renaming)
-        if negs:
-            attrs["negated"] = tuple(negs)
+        rest = src
+        if not renaming and not ctx.vecs:  # the common case first: registers and integers only
+            for o in src:
+                t = type(o)
+                if t is str:
+                    operands.append(o)
+                elif t is Imm:
+                    operands.append(o.value if o.value is not None else o.text)
+                else:
+                    operands = []
+                    break
+            else:
+                rest = ()
+        if rest:
+            negs: list[int] = []
+            self.flatten(src, operands, addrs, negs, renaming)
+            if negs:
+                attrs["negated"] = tuple(negs)
         kind = r.kind
         width, src_width, signed = r.width, r.src_width, r.signed
         addr: int | None = None
@@ -1540,11 +1577,9 @@ class _Lowerer:
                 attrs["value"] = _norm_int(attrs["value"], width, signed)
         op = Op(
             self.next_id, kind, st.opcode, results, tuple(operands), width, src_width, signed, r.flags, attrs,
-            addr, space, None, st.line, st.text, 0, pred,
+            addr, space, self.cur_loc, st.line, st.text, 0, pred,
         )  # fmt: skip
         self.next_id += 1
-        if self.cur_loc is not None:
-            self.pending_locs.append((op, self.cur_loc))
         return op, count and kind is Kind.OPAQUE
 
     def flatten(

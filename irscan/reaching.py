@@ -99,12 +99,13 @@ class _Entering:
         return v
 
 
-def reaching_definitions(fn: Function) -> dict[tuple[int, int], list[int]]:
+def reaching_definitions(fn: Function, guards: bool = False) -> dict[tuple[int, int], list[int]]:
     """``(op.id, operand index) -> ids of the ops whose write of that register reaches the read``.
 
-    Every register operand of every op has an entry (``[]`` when nothing defines it on any path);
-    the guard predicate of a guarded op is under operand index :data:`GUARD` (-1).  Ids are in
-    layout order.  The lists may be shared between entries: do not mutate them.
+    Every register operand of every op has an entry (``[]`` when nothing defines it on any path).
+    With ``guards=True`` the guard predicate of a guarded op (``@%p1``) has one too, under operand
+    index :data:`GUARD` (-1; not an index into ``op.operands``).  Ids are sorted.  The lists may be
+    shared between entries: do not mutate them.
     """
     blocks = fn.blocks
     n = len(blocks)
@@ -192,7 +193,7 @@ def reaching_definitions(fn: Function) -> dict[tuple[int, int], list[int]]:
                 if type(o) is str and (o in defined or o[:1] == "%"):
                     v = local_defs.get(o)
                     result[(op.id, k)] = v if v is not None else entering.get(o)
-            if op.pred is not None:
+            if guards and op.pred is not None:
                 p = op.pred.lstrip("!")
                 v = local_defs.get(p)
                 result[(op.id, GUARD)] = v if v is not None else entering.get(p)

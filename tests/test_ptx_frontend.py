@@ -430,6 +430,10 @@ def test_vector_register_components() -> None:
     assert ops[0].results == ("abcd@1.x",)
     st = ops[2]
     assert st.operands == ("%rd1", "abcd@1.x", "abcd@1.y", "abcd@1.z", "abcd@1.w")
+    # declared at function level: no renaming, still its components
+    body = ".reg .v2 .b32 pair;\nmov.b32 pair.x, %r1;\nst.global.v2.b32 [%rd1], pair;\nret;\n}\n"
+    ops = ptx.parse_module(HEAD + body, "t.ptx").functions[0].ops()
+    assert ops[0].results == ("pair.x",) and ops[1].operands == ("%rd1", "pair.x", "pair.y")
 
 
 def test_opaque_counts_only_what_matters() -> None:

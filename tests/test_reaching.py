@@ -50,7 +50,7 @@ def defs(fn: Function, text: str, operand: int) -> list[str]:
     """The texts of the ops whose definitions reach operand ``operand`` of the op written ``text``."""
     ids = by_text(fn)
     texts = {v: k for k, v in ids.items()}
-    return [texts[i] for i in reaching_definitions(fn)[(ids[text], operand)]]
+    return [texts[i] for i in reaching_definitions(fn, guards=True)[(ids[text], operand)]]
 
 
 def test_straight_line_redefinition() -> None:
@@ -157,7 +157,8 @@ def test_inline_asm_scopes_are_separate_registers() -> None:
         "@P1 bra.uni DONE;\nbra.uni LAB_WAIT;\nDONE:\n}\n"
     )
     fn = fn_of("mov.u32 %r1, 0;\nmov.u32 %r2, 0;\n" + asm + asm)
-    rd = reaching_definitions(fn)
+    rd = reaching_definitions(fn, guards=True)
+    assert all(k >= 0 for _, k in reaching_definitions(fn))  # guards only when asked for
     waits = [o for o in fn.ops() if o.name.startswith("mbarrier")]
     bras = [o for o in fn.ops() if o.pred]
     assert [rd[(b.id, GUARD)] for b in bras] == [[waits[0].id], [waits[1].id]]
@@ -216,7 +217,7 @@ def oracle(fn: Function, op_index: tuple[int, int], reg: str) -> list[int]:
 
 
 def _check_against_oracle(fn: Function, sample: int | None, seed: int = 0) -> int:
-    rd = reaching_definitions(fn)
+    rd = reaching_definitions(fn, guards=True)
     where = {op.id: (bi, k) for bi, b in enumerate(fn.blocks) for k, op in enumerate(b.ops)}
     ops = {op.id: op for op in fn.ops()}
     keys = sorted(rd)
@@ -238,7 +239,7 @@ def test_real_capture_elementwise() -> None:
     if not paths:
         pytest.skip("corpus/captures/elementwise_static_100k not captured yet")
     fn = ptx.parse_file(paths[0]).kernels()[0]
-    rd = reaching_definitions(fn)
+    rd = reaching_definitions(fn, guards=True)
     # straight-line NVVM output: every register read has exactly one definition
     assert rd and all(len(v) == 1 for v in rd.values())
     assert _check_against_oracle(fn, None) == len(rd)
