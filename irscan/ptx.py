@@ -595,7 +595,7 @@ _ARGS_P = r"[^;{}\"]*(?:\{[^{};\"]*\}[^;{}\"]*)*"  # operands up to ';', vectors
 _BODY = re.compile(
     r"[ \t\r\n\f]*(?:"
     rf"((?:@(!?{_NAME_P})[ \t\r\n]+)?({_OPCODE_P})(?![ \t]*:(?!:))({_ARGS_P});)"
-    r"|\.loc[ \t]+(\d+)[ \t]+(\d+)[ \t]+(\d+)[ \t]*(?=[\n;{}]|$)"
+    r"|\.loc[ \t]+(\d+)[ \t]+(\d+)[ \t]+(\d+)[ \t\r]*(?=[\n;{}]|$)"
     r"|([A-Za-z_$%][\w$]*)[ \t]*:(?!:)"
     r"|([{};])"
     r")"
@@ -651,11 +651,11 @@ def _mk_decl(m: re.Match[str], line: int) -> VarDecl:
 #: directive -> (regex for its common form, builder); anything else goes to the grammar
 _FAST_DIRS: dict[str, tuple[re.Pattern[str], Any]] = {
     ".loc": (
-        re.compile(r"\.loc[ \t]+(\d+)[ \t]+(\d+)[ \t]+(\d+)[ \t]*(?=[\n;{}]|$)"),
+        re.compile(r"\.loc[ \t]+(\d+)[ \t]+(\d+)[ \t]+(\d+)[ \t\r]*(?=[\n;{}]|$)"),
         lambda m, line: LocDir(_int_value(m.group(1)), _int_value(m.group(2)), _int_value(m.group(3)), (), line),
     ),
     ".file": (
-        re.compile(r"\.file[ \t]+(\d+)[ \t]+(" + _STR + r")((?:[ \t]*,[ \t]*\d+)*)[ \t]*(?=\n|$)"),
+        re.compile(r"\.file[ \t]+(\d+)[ \t]+(" + _STR + r")((?:[ \t]*,[ \t]*\d+)*)[ \t\r]*(?=\n|$)"),
         lambda m, line: FileDir(
             _int_value(m.group(1)), m.group(2), tuple(_int_value(x) for x in re.findall(r"\d+", m.group(3))), line
         ),
@@ -665,15 +665,15 @@ _FAST_DIRS: dict[str, tuple[re.Pattern[str], Any]] = {
         lambda m, line: Pragma((m.group(1),), line),
     ),
     ".version": (
-        re.compile(r"\.version[ \t]+(\d+\.\d+)[ \t]*(?=\n|$)"),
+        re.compile(r"\.version[ \t]+(\d+\.\d+)[ \t\r]*(?=\n|$)"),
         lambda m, line: Version(m.group(1), line),
     ),
     ".target": (
-        re.compile(r"\.target[ \t]+([A-Za-z_$][\w$]*(?:[ \t]*,[ \t]*[A-Za-z_$][\w$]*)*)[ \t]*(?=\n|$)"),
+        re.compile(r"\.target[ \t]+([A-Za-z_$][\w$]*(?:[ \t]*,[ \t]*[A-Za-z_$][\w$]*)*)[ \t\r]*(?=\n|$)"),
         lambda m, line: Target(tuple(x.strip() for x in m.group(1).split(",")), line),
     ),
     ".address_size": (
-        re.compile(r"\.address_size[ \t]+(\d+)[ \t]*(?=\n|$)"),
+        re.compile(r"\.address_size[ \t]+(\d+)[ \t\r]*(?=\n|$)"),
         lambda m, line: AddressSize(_int_value(m.group(1)), line),
     ),
 }

@@ -461,6 +461,13 @@ def test_multiline_and_multi_statement_lines() -> None:
     assert [o.line for o in ops] == [9, 11, 11]
 
 
+def test_crlf_line_ends() -> None:
+    text = FAM90.replace("\n", "\r\n")
+    fast = ptx.parse_ast(text, "crlf")
+    assert fast == ptx.parse_tree(text, "crlf")
+    assert _structure(fast) == _structure(ptx.parse_ast(FAM90, "crlf"))
+
+
 def test_declarations_and_initialisers() -> None:
     text = (
         ".version 8.5\n.target sm_90a\n.address_size 64\n"
