@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from irscan.textsplit import split_top
+
 #: Environment the DSL must see *before* ``import cutlass`` so that no compile is served from a cache.
 NO_CACHE_ENV = {"CUTE_DSL_NO_CACHE": "1", "CUTE_DSL_DISABLE_FILE_CACHING": "1", "CUTE_DSL_CACHE_ENABLED": "0"}
 DEFAULT_ARCH = "sm_90a"
@@ -131,27 +133,10 @@ def loc_file_line(loc_text: str) -> tuple[str | None, int | None]:
     return (m.group(1), int(m.group(2))) if m else (None, None)
 
 
-def _split_top(s: str) -> list[str]:
-    """Split 'a,(b,c),d' at top-level commas."""
-    out, depth, cur = [], 0, ""
-    for ch in s:
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    out.append(cur)
-    return [x.strip() for x in out if x.strip()]
-
-
 def _leaves(s: str) -> list[str]:
     s = s.strip()
     if s.startswith("(") and s.endswith(")"):
-        return [leaf for part in _split_top(s[1:-1]) for leaf in _leaves(part)]
+        return [leaf for part in split_top(s[1:-1]) for leaf in _leaves(part)]
     return [s]
 
 
@@ -212,7 +197,7 @@ def kernel_signatures(module: Any) -> dict[str, KernelInfo]:
             info = KernelInfo(name=name, file=file, line=line)
             ftype = _attr_text(f, "function_type") or ""
             inputs = ftype[1 : ftype.find(") ->")] if ftype.startswith("(") else ""
-            for i, t in enumerate(_split_types(inputs)):
+            for i, t in enumerate(split_top(inputs)):
                 arg: dict[str, Any] = {"index": i, "type": t}
                 tensor = describe_tensor_type(t)
                 if tensor:
@@ -220,25 +205,6 @@ def kernel_signatures(module: Any) -> dict[str, KernelInfo]:
                 info.args.append(arg)
             infos[name] = info
     return infos
-
-
-def _split_types(s: str) -> list[str]:
-    out, depth, cur, quoted = [], 0, "", False
-    for ch in s:
-        if ch == '"':
-            quoted = not quoted
-        elif not quoted and ch in "<([{":
-            depth += 1
-        elif not quoted and ch in ">)]}":
-            depth -= 1
-        if ch == "," and depth == 0 and not quoted:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
 
 
 def launch_facts(module: Any, infos: dict[str, KernelInfo]) -> None:

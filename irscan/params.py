@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from irscan.textsplit import split_top
+
 
 @dataclass(frozen=True)
 class Field:
@@ -21,28 +23,11 @@ class Field:
     name: str
 
 
-def _split(s: str) -> list[str]:
-    out, depth, cur = [], 0, []
-    for ch in s:
-        if ch in "(<[":
-            depth += 1
-        elif ch in ")>]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    if "".join(cur).strip():
-        out.append("".join(cur).strip())
-    return out
-
-
 def _struct_items(t: str) -> list[str] | None:
     t = t.strip()
     for prefix in ("!llvm.struct<(", "struct<("):
         if t.startswith(prefix) and t.endswith(")>"):
-            return _split(t[len(prefix) : -2])
+            return split_top(t[len(prefix) : -2])
     return None
 
 
