@@ -548,7 +548,7 @@ def test_triton_ptx(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------------------- speed
 
 
-def test_speed_on_the_biggest_corpus_file(record_property) -> None:  # type: ignore[no-untyped-def]
+def test_parses_the_biggest_corpus_file_and_reports_its_time(record_property) -> None:  # type: ignore[no-untyped-def]
     if not CORPUS_PTX:
         pytest.skip("no corpus PTX yet")
     path = max((p for p in CORPUS_PTX if p.exists()), key=lambda p: p.stat().st_size)
@@ -561,6 +561,6 @@ def test_speed_on_the_biggest_corpus_file(record_property) -> None:  # type: ign
     mb = len(text) / 1e6
     record_property("ptx_parse_seconds", round(best, 4))
     record_property("ptx_megabytes", round(mb, 3))
-    # measured ~0.35 s/MB (parse + lower); the bound leaves room for a loaded machine
-    assert best < 0.5 + 1.5 * mb, f"{best:.3f}s for {mb:.2f} MB"
+    # timing is reported (bench/bench_audit.py has the ratios), never asserted
+    print(f"ptx parse: {best:.3f} s for {mb:.2f} MB")
     assert sum(len(f.ops()) for f in mod.functions) > 0

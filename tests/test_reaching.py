@@ -252,7 +252,7 @@ def test_corpus_against_oracle(path: Path) -> None:
         _check_against_oracle(fn, sample=300)
 
 
-def test_speed_on_the_biggest_corpus_file(record_property) -> None:  # type: ignore[no-untyped-def]
+def test_reaching_on_the_biggest_corpus_file_reports_its_time(record_property) -> None:  # type: ignore[no-untyped-def]
     if not CORPUS_PTX:
         pytest.skip("no corpus PTX yet")
     path = max((p for p in CORPUS_PTX if p.exists()), key=lambda p: p.stat().st_size)
@@ -266,5 +266,6 @@ def test_speed_on_the_biggest_corpus_file(record_property) -> None:  # type: ign
         best = min(best, time.perf_counter() - t0)
     record_property("reaching_seconds", round(best, 4))
     record_property("ops", n_ops)
-    # measured ~6 us per op; the bound leaves room for a loaded machine
-    assert best < 0.2 + 40e-6 * n_ops, f"{best:.3f}s for {n_ops} ops"
+    # timing is reported (bench/bench_audit.py has the ratios), never asserted
+    print(f"reaching definitions: {best:.3f} s for {n_ops} ops")
+    assert n_ops > 0
