@@ -6,6 +6,10 @@ import argparse
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from irscan.scan import ScanResult
 
 EXIT_FINDINGS, EXIT_USAGE = 1, 2
 
@@ -54,14 +58,14 @@ def cmd_capture(args: argparse.Namespace) -> int:
     return rc
 
 
-def _emit(res: object, fmt: str, environment: dict | None = None) -> None:
+def _emit(res: ScanResult, fmt: str, environment: dict[str, Any] | None = None) -> None:
     from irscan.report import json_report, text
 
     if fmt == "json":
-        print(json_report.render(res.findings, res.kernels, res.unseen, environment=environment, errors=res.errors))  # type: ignore[attr-defined]
+        print(json_report.render(res.findings, res.kernels, res.unseen, environment=environment, errors=res.errors))
     else:
-        print(text.render(res.findings, res.kernels, res.unseen))  # type: ignore[attr-defined]
-        for e in res.errors:  # type: ignore[attr-defined]
+        print(text.render(res.findings, res.kernels, res.unseen))
+        for e in res.errors:
             print(e, file=sys.stderr)
 
 
