@@ -54,9 +54,9 @@ _context: Any = None  # the open capture context; a dropped reference would clos
 def _start() -> None:
     global _context
     try:
-        from irscan import capture
+        from irscan.capture import capture
 
-        _context = capture.capture(out=os.environ[ENV_OUT], strict=os.environ.get(ENV_STRICT) == "1")
+        _context = capture(out=os.environ[ENV_OUT], strict=os.environ.get(ENV_STRICT) == "1")
         _context.__enter__()  # kept open for the life of the process
     except Exception as exc:  # fail open: the user's program runs as if irscan were not there
         if os.environ.get(ENV_STRICT) == "1":

@@ -158,7 +158,11 @@ def describe_tensor_type(type_text: str) -> dict[str, Any] | None:
     c = _COORD_RE.search(type_text) if not m else None
     if not m and not c:
         return None
-    dtype, space, layout = (m.group(1).strip(), m.group(2), m.group(3)) if m else ("coord", "none", c.group(1))
+    if m:
+        dtype, space, layout = m.group(1).strip(), m.group(2), m.group(3)
+    else:
+        assert c is not None
+        dtype, space, layout = "coord", "none", c.group(1)
     shape, _, stride = layout.partition(":")
     shapes, strides = _leaves(shape), _leaves(stride) if stride else []
     modes = []

@@ -354,10 +354,11 @@ class Ranges:
             if step is None or key not in (self.gr.defs(add, 0) + self.gr.defs(add, 1)):
                 continue
             trips = self._trip_count(key)
-            init = [self._init_hi(x) for x in self.gr.defs(key, 0) if x != d]
-            if trips is None or not init or None in init:
+            inits = [self._init_hi(x) for x in self.gr.defs(key, 0) if x != d]
+            init = [v for v in inits if v is not None]
+            if trips is None or not init or len(init) != len(inits):
                 return None
-            return max(init) + step * trips  # type: ignore[type-var]
+            return max(init) + step * trips
         return None
 
     def _init_hi(self, n: int) -> int | None:

@@ -7,7 +7,8 @@ from __future__ import annotations
 def split_top(s: str) -> list[str]:
     """Top-level comma-separated items of ``s``, stripped; brackets of any kind nest, quotes are opaque."""
     out: list[str] = []
-    depth, quoted, cur = 0, False, []
+    depth, quoted = 0, False
+    cur: list[str] = []
     for ch in s:
         if ch == '"':
             quoted = not quoted
