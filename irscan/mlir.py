@@ -64,6 +64,7 @@ from irscan.mlir_index import NeedFullParse, index_module, strip_loc
 from irscan.mlir_semantics import (
     LocResolver,
     LocSyntaxError,
+    _strip_strings,
     build_spec,
     finish_function,
     function_from_header,
@@ -72,10 +73,9 @@ from irscan.mlir_semantics import (
     parse_loc_text,
     soup_info,
     soup_rtypes,
-    _strip_strings,
 )
 
-__all__ = ["parse_module", "parse_file", "op_sequence"]
+__all__ = ["parse_module", "parse_file", "op_sequence", "strip_locations"]
 
 
 def parse_module(text: str, path: str, full: bool = False) -> ir.Module:
@@ -120,6 +120,50 @@ def op_sequence(module: ir.Module) -> list[tuple[int, str, tuple[str, ...]]]:
     return [(ln, "builtin.module" if name == "module" else name, rt) for ln, name, rt in seq]
 
 
+def strip_locations(text: str) -> str:
+    """``text`` without ``#loc`` alias lines and ``loc(...)`` locations.
+
+    The DSL's own parser (``cutlass._mlir.ir.Module.parse``) does not read back most captures as
+    printed: an upstream printer bug writes ``nvvm.barrier loc(#loc9)``, and the parser takes the
+    location for the op's optional attribute.  Without locations every capture parses; op names,
+    counts and types do not depend on them.
+    """
+    out: list[str] = []
+    for line in text.split("\n"):
+        if line.startswith("#loc"):
+            continue
+        if "loc(" in line:
+            line = _strip_line_locs(line)
+        out.append(line)
+    return "\n".join(out)
+
+
+def _strip_line_locs(line: str) -> str:
+    out: list[str] = []
+    i = 0
+    while (j := line.find("loc(", i)) >= 0:
+        if j > 0 and (line[j - 1].isalnum() or line[j - 1] in "_.$"):  # the tail of a longer word
+            out.append(line[i : j + 4])
+            i = j + 4
+            continue
+        k, depth = j + 4, 1  # skip to the matching ')', over nested parens and string literals
+        while k < len(line) and depth:
+            ch = line[k]
+            if ch == '"':
+                k += 1
+                while k < len(line) and line[k] != '"':
+                    k += 2 if line[k] == "\\" else 1
+            elif ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+            k += 1
+        out.append(line[i : j - 1 if j > 0 and line[j - 1] == " " else j])
+        i = k
+    out.append(line[i:])
+    return "".join(out)
+
+
 # ------------------------------------------------------------------------------------ full path
 
 
@@ -128,10 +172,7 @@ def _parse_full(text: str, path: str) -> ir.Module:
         items = parse(text)
     except UnexpectedInput as exc:
         raise syntax_error(path, text, exc) from None
-    try:
-        return _Assembler(text, path).run(items)
-    except LocSyntaxError as exc:
-        raise ir.IRSyntaxError(path, 0, 0, str(exc)) from None
+    return _Assembler(text, path).run(items)
 
 
 class _Assembler:
@@ -164,6 +205,13 @@ class _Assembler:
         m.attrs["path"] = "full"
         return m
 
+    def _loc(self, rop: RawOp) -> ir.Loc | None:
+        try:
+            return self.resolver.resolve(rop.loc)
+        except LocSyntaxError as exc:
+            line = self.lines[rop.line - 1] if rop.line <= len(self.lines) else ""
+            raise ir.IRSyntaxError(self.module.path, rop.line, line.rfind("loc(") + 1, f"bad location: {exc}") from None
+
     def _rtypes_of(self, rop: RawOp) -> tuple[str, ...]:
         b = rop.body
         if b.tag == "generic":
@@ -194,7 +242,7 @@ class _Assembler:
     def _function(self, rop: RawOp, gpu: bool) -> None:
         b = rop.body
         fn = function_from_header(b, rop.line, gpu)
-        fn.loc = self.resolver.resolve(rop.loc)
+        fn.loc = self._loc(rop)
         self.structure.append((rop.line, "llvm.func", ()))
         self.module.functions.append(fn)
         if not b.regions:
@@ -215,13 +263,11 @@ class _Assembler:
                 if op is not None:
                     rt = op.attrs["result_types"]
                     if rt:
-                        for res, t in zip(op.results, rt):
+                        for res, t in zip(op.results, rt, strict=False):
                             types[res] = t
         finish_function(types, post, self.opaque)
 
-    def _op(
-        self, rop: RawOp, fn: ir.Function, block: ir.Block, bi: int, post: list[ir.Op], gpu: bool
-    ) -> ir.Op | None:
+    def _op(self, rop: RawOp, fn: ir.Function, block: ir.Block, bi: int, post: list[ir.Op], gpu: bool) -> ir.Op | None:
         body: Body = rop.body
         if body.tag == "func":  # a nested function cannot be in an llvm.func; keep it findable anyway
             self._function(rop, gpu)
@@ -238,7 +284,7 @@ class _Assembler:
             self.next_id,
             rop.results,
             spec.operands,
-            self.resolver.resolve(rop.loc),
+            self._loc(rop),
             rop.line,
             self.lines[rop.line - 1].strip()[:300],
             bi,

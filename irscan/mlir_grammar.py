@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from lark import Lark, Token, Transformer
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from irscan.ir import IRSyntaxError
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 GRAMMAR_PATH = Path(__file__).resolve().parent.parent / "grammars" / "mlir.lark"
 
@@ -197,9 +197,9 @@ class Body:
         self,
         tag: str,
         name: str,
-        tok: Token,
+        tok: Token | None,
         operands: list[str],
-        succs: list[tuple[str, list[str], list[Ty]]] | None = None,
+        succs: list[tuple[str, list[str], list[Ty]]] | tuple[()] | None = None,
         rtypes: tuple[str, ...] | None = None,
         info: dict[str, Any] | None = None,
         regions: list[RawRegion] | None = None,
@@ -259,11 +259,11 @@ UNIT = Unit()
 
 
 def _start(x: Any) -> int:
-    return x.start_pos if isinstance(x, Token) else x.start
+    return (x.start_pos or 0) if isinstance(x, Token) else int(x.start)
 
 
 def _end(x: Any) -> int:
-    return x.end_pos if isinstance(x, Token) else x.end
+    return (x.end_pos or 0) if isinstance(x, Token) else int(x.end)
 
 
 def _ssa(children: list[Any]) -> list[str]:
@@ -348,14 +348,14 @@ class _ToRecords(Transformer):
         text, s, e = self._text(c)
         return Ty(text, "complex", elem=_tys(c)[0], start=s, end=e)
 
-    def func_results(self, c: list[Any]) -> list[Ty]:
-        return _tys(c)
+    def func_results(self, c: list[Any]) -> Ty:
+        text, s, e = self._text(c)
+        return Ty(text, "tuple", fields=tuple(_tys(c)), start=s, end=e)
 
     def func_type(self, c: list[Any]) -> Ty:
         text, s, e = self._text(c)
-        res = c[-1]
+        outs = list(c[-1].fields)
         ins = _tys(c[:-1])
-        outs = res if isinstance(res, list) else [res]
         ty = Ty(text, "func", fields=tuple(ins), start=s, end=e)
         ty.elem = Ty("(" + ", ".join(t.text for t in outs) + ")", "tuple", fields=tuple(outs))
         return ty
@@ -556,7 +556,8 @@ class _ToRecords(Transformer):
             elif isinstance(x, _Results):
                 results = tuple(x)
         assert body is not None
-        return RawOp(results, body, loc, body.tok.line, body.tok.column)
+        tok = body.tok
+        return RawOp(results, body, loc, (tok.line or 0) if tok else 0, (tok.column or 0) if tok else 0)
 
     def region(self, c: list[Any]) -> RawRegion:
         entry: list[RawOp] = []

@@ -32,6 +32,8 @@ from irscan.mlir_semantics import (
     LocResolver,
     LocSyntaxError,
     Spec,
+    _balanced,
+    _strip_strings,
     build_spec,
     finish_function,
     function_from_header,
@@ -39,8 +41,6 @@ from irscan.mlir_semantics import (
     parse_loc_text,
     soup_info,
     soup_rtypes,
-    _balanced,
-    _strip_strings,
 )
 
 
@@ -67,12 +67,21 @@ _REF_SPLIT = re.compile(r"([%^][\w$.\-]+(?:#\d+)?)")
 _EXTRACT_HEAD = re.compile(r"llvm\.extractvalue (%[\w$.\-]+(?:#\d+)?)\[([\d, ]+)\] : ")
 _INSERT_HEAD = re.compile(r"llvm\.insertvalue (%[\w$.\-]+(?:#\d+)?), (%[\w$.\-]+(?:#\d+)?)\[([\d, ]+)\] : ")
 #: first characters of an op line without results (a name, or a generic-form name in quotes)
-_OP_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_\"")
+_OP_START = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"')
 #: ops with a grammar rule that the fast regexes above did not take
 _OTHER_RULE_OPS = frozenset({"llvm.extractvalue", "llvm.insertvalue", "llvm.func"})
 #: generic ops whose spec depends on more than their type list (asm text, callee, shuffle mask)
 _UNCACHED_GENERIC = frozenset({"llvm.inline_asm", "llvm.call", "llvm.call_intrinsic", "llvm.shufflevector"})
 _MISSING = object()
+#: a character no token of an op can hold (strings blanked): cheap validation of ops the grammar skips
+_BAD_CHAR_RE = re.compile(r'[^\w\s%^@#!"<>()\[\]{},:=*?|+\-.$]')
+_BAD_DOLLAR_RE = re.compile(r"(?<![\w$.\-])\$")
+
+
+def _bad_char(sb: str) -> bool:
+    return _BAD_CHAR_RE.search(sb) is not None or ("$" in sb and _BAD_DOLLAR_RE.search(sb) is not None)
+
+
 _LABEL = re.compile(r"(\^[\w$.\-]+)(\(.*\))?:")
 _INLINE_LOC = re.compile(
     r' loc\((?:[^()"]|"(?:[^"\\\n]|\\.)*"|\((?:[^()"]|"(?:[^"\\\n]|\\.)*"|\((?:[^()"]|"(?:[^"\\\n]|\\.)*")*\))*\))*\)'
@@ -197,12 +206,15 @@ class _Indexer:
         self.gcache = _GCACHE
         self.ecache = _ECACHE
         self.lcache = _LCACHE
+        self.loc_cache: dict[str, Any] = {}
         self.ops: list[ir.Op] = []
 
     # ------------------------------------------------------------------------------ errors
 
     def fail(self, lineno: int, raw: str, body_col: int, body: str, why: str) -> IRSyntaxError:
         """An error at a line: let the grammar say where exactly, else report ``why``."""
+        if body_col < 0:  # an op joined from several lines: the whole-module parse places the error
+            raise NeedFullParse(why)
         try:
             parse(body, "op")
         except UnexpectedInput as exc:
@@ -242,20 +254,14 @@ class _Indexer:
             raise self.fail(lineno, raw, raw.find(body), body, "bad type") from None
         p = tuple(int(x) for x in path.split(","))
         if insert:
-            body = Body(
-                "insertvalue", "llvm.insertvalue", None, ["%0", "%1"], rtypes=(ty.text,), info={"type": ty, "path": p}
-            )  # type: ignore[arg-type]
+            rec = Body("insertvalue", "llvm.insertvalue", None, ["%0", "%1"], (), (ty.text,), {"type": ty, "path": p})
         else:
             res = field_type(ty, p)
-            body = Body(
-                "extractvalue",
-                "llvm.extractvalue",
-                None,  # type: ignore[arg-type]
-                ["%0"],
-                rtypes=(res.text if res else "?",),
-                info={"type": ty, "path": p, "res": res},
+            rtypes = (res.text if res else "?",)
+            rec = Body(
+                "extractvalue", "llvm.extractvalue", None, ["%0"], (), rtypes, {"type": ty, "path": p, "res": res}
             )
-        spec = build_spec(body).templatize()
+        spec = build_spec(rec).templatize()
         self.ecache[key] = spec
         return spec
 
@@ -309,7 +315,7 @@ class _Indexer:
         lines = self.text.split("\n")
         self.prescan_aliases(lines)
         resolver = LocResolver(self.aliases)
-        loc_cache: dict[str, ir.Loc | None] = {}
+        loc_cache = self.loc_cache
         late: list[ir.Op] = []  # ops whose location names an alias not seen yet
         stack: list[_Frame] = []
         fn: ir.Function | None = None
@@ -321,19 +327,38 @@ class _Indexer:
         template_ops = _TEMPLATE_OPS
         tcache = self.tcache
         gcache = self.gcache
-        ssa_sub = _SSA.sub
         ssa_find = _SSA.findall
         name_match = _NAME.match
         extract_head = _EXTRACT_HEAD.match
         ref_split = _REF_SPLIT.split
+        bad_char = _bad_char
         next_id = 0
         in_meta = False
         lineno = 0
-        for raw in lines:
+        it = iter(lines)
+        for raw in it:
             lineno += 1
             s = raw.strip()
             if not s:
                 continue
+            if in_meta:  # inside the file-level metadata block `{-# ... #-}`
+                if "#-}" in s:
+                    in_meta = False
+                continue
+            first_line = lineno
+            if s[-1] == "[":  # an op printed on several lines (llvm.switch cases): join them
+                joined = [s]
+                for more in it:
+                    lineno += 1
+                    joined.append(more.strip())
+                    if joined[-1].startswith("]"):
+                        break
+                else:
+                    raise IRSyntaxError(self.path, lineno, len(raw) + 1, "unexpected end of input", ["]"])
+                first_text = s
+                s = " ".join(joined)
+            else:
+                first_text = None
             c = s[0]
             if c == "%":
                 eq = s.find(" = ")
@@ -347,19 +372,15 @@ class _Indexer:
                 body = s
             else:
                 # ------------------------------------------------------- not an op line
-                if in_meta:
-                    if "#-}" in s:
-                        in_meta = False
-                    continue
                 if c == "}":
                     if not stack:
                         raise IRSyntaxError(self.path, lineno, raw.find("}") + 1, "unexpected '}'", [])
-                    rest, loc = strip_loc(s)
+                    rest, end_loc = strip_loc(s)
                     if rest != "}":
                         raise NeedFullParse(f"line {lineno}: text after a region's end")
                     closed = stack.pop()
                     if closed.kind == "func":
-                        self.close_function(closed, loc, types)
+                        self.close_function(closed, end_loc, types)
                         types = {}
                     frame = stack[-1] if stack else None
                     if frame is not None and frame.kind == "func":
@@ -438,9 +459,8 @@ class _Indexer:
                 else:
                     parts = ref_split(kbody)
                     names = parts[1::2]
-                    spec = tcache.get("%".join(parts[::2]))
-                    if spec is None:
-                        spec = self.template_spec(kbody, lineno, raw, body)[0]
+                    hit = tcache.get("%".join(parts[::2]))
+                    spec = hit if hit is not None else self.template_spec(kbody, lineno, raw, body)[0]
                 operands = spec.getops(names)
                 if spec.succ_idx:
                     for lk, oks in spec.succ_idx:
@@ -456,20 +476,18 @@ class _Indexer:
                 operands = spec.getops(names)
             else:
                 sb = _strip_strings(body) if '"' in body else body
-                if not _balanced(sb):
-                    raise self.fail(lineno, raw, raw.find(body), body, "unbalanced brackets")
+                if not _balanced(sb) or bad_char(sb):
+                    raise self.fail(lineno, raw, raw.find(body), body, "not an op")
                 if name in _UNCACHED_GENERIC:
                     key = (name, len(results), _template(body)[0])
                 else:
                     j = sb.rfind(" : ")
                     key = (name, len(results), sb[j:] if j >= 0 else (sb[sb.rfind(" -> ") :] if " -> " in sb else ""))
-                spec = gcache.get(key)  # type: ignore[arg-type]
-                if spec is None:
-                    spec = self.generic_spec(name, body, len(results), key)
+                hit = gcache.get(key)
+                spec = hit if hit is not None else self.generic_spec(name, body, len(results), key)
                 operands = tuple(ssa_find(sb))
-            if loctext is None:
-                loc = None
-            else:
+            loc: Any = None
+            if loctext is not None:
                 loc = loc_cache.get(loctext, _MISSING)
                 if loc is _MISSING:
                     try:
@@ -491,8 +509,8 @@ class _Indexer:
                 spec.addr,
                 spec.space,
                 loc,  # type: ignore[arg-type]
-                lineno,
-                s[:300],
+                first_line,
+                (first_text or s)[:300],
                 bi,
             )
             next_id += 1
@@ -507,7 +525,7 @@ class _Indexer:
                     if len(results) == 1:
                         types[results[0]] = rt[0]
                     else:
-                        for r_, t_ in zip(results, rt):
+                        for r_, t_ in zip(results, rt, strict=False):
                             types[r_] = t_
             if spec.post:
                 frame.post.append(op)  # type: ignore[union-attr]
@@ -545,7 +563,7 @@ class _Indexer:
                 arg_tys, arg_names = self.label_args(m.group(2))
             except UnexpectedInput as exc:
                 raise syntax_error(self.path, lab, exc, line=lineno, col_offset=raw.find(s)) from None
-            for n_, t_ in zip(arg_names, arg_tys):
+            for n_, t_ in zip(arg_names, arg_tys, strict=False):
                 types[n_] = t_.text
         return ir.Block(m.group(1), tuple(arg_names), tuple(t.int_width for t in arg_tys))
 
@@ -577,7 +595,8 @@ class _Indexer:
     def close_function(self, fr: _Frame, loc: str | None, types: dict[str, str]) -> None:
         fn = fr.fn
         assert fn is not None
-        fn.loc = loc  # type: ignore[assignment]  (resolved with the ops' locations)
+        # the location text for now: resolved with the ops' locations after the loop
+        fn.loc = loc  # type: ignore[assignment]
         finish_function(types, fr.post, self.opaque)
 
     def top_level_op(
@@ -594,8 +613,8 @@ class _Indexer:
             self.module.functions.append(fn)
             return
         sb = _strip_strings(body) if '"' in body else body
-        if not _balanced(sb):
-            raise self.fail(lineno, raw, raw.find(body), body, "unbalanced brackets")
+        if not _balanced(sb) or _bad_char(sb):
+            raise self.fail(lineno, raw, raw.find(body), body, "not an op")
         self.structure.append((lineno, name, soup_rtypes(name, sb, len(results)) or ()))
 
     # ------------------------------------------------------------------------- locations

@@ -63,6 +63,8 @@ PRED_SIGNED = {
 HARMLESS = frozenset({"llvm.alloca", "llvm.mlir.addressof", "llvm.intr.assume", "llvm.intr.trap"})
 
 SREG_PREFIX = "nvvm.read.ptx.sreg."
+#: ops with pointer operands that access no memory (``llvm.intr.assume %c ["align"(%p, ...)]``)
+NOT_MEMORY = frozenset({"llvm.intr.assume", "llvm.intr.lifetime.start", "llvm.intr.lifetime.end"})
 
 
 class Spec:
@@ -366,6 +368,7 @@ def parse_type_tail(tail: str) -> tuple[list[str], list[str] | None]:
     hit = _tail_cache.get(tail)
     if hit is not None:
         return hit
+    res: tuple[list[str], list[str] | None]
     arrow = split_top(tail, " -> ") if "->" in tail else [tail]
     if len(arrow) >= 2:
         res = (_unparen(" -> ".join(arrow[:-1])), _unparen(arrow[-1]))
@@ -400,7 +403,7 @@ def soup_rtypes(name: str, body: str, nres: int) -> tuple[str, ...] | None:
             return tuple(canonical_type_text(t) for t in outs[:nres]) if len(outs) >= nres else None
         return None
     tail = body[k:].strip()
-    ins, outs = parse_type_tail(tail)
+    ins, maybe_outs = parse_type_tail(tail)
     if name == "llvm.extractelement" and ins:
         e = _vector_elem(ins[-1])
         return (e,) if e else None
@@ -415,8 +418,7 @@ def soup_rtypes(name: str, body: str, nres: int) -> tuple[str, ...] | None:
         t = ins[-1]
         m = re.fullmatch(r"vector<(\d+)x.+>", t)
         return (f"vector<{m.group(1)}xi1>",) if m else ("i1",)
-    if outs is None:
-        outs = ins[-nres:] if len(ins) >= nres else []
+    outs = maybe_outs if maybe_outs is not None else (ins[-nres:] if len(ins) >= nres else [])
     if len(outs) < nres:
         return None
     return tuple(canonical_type_text(t) for t in outs[:nres])
@@ -441,8 +443,11 @@ def _generic_spec(sp: Spec, body: Body) -> Spec:
         sp.kind = Kind.CONST
         if name == "llvm.mlir.zero" and rtypes and _rtype_width(rtypes[0]):
             sp.attrs["value"] = 0
-    elif name == "builtin.unrealized_conversion_cast":
+    elif name in ("builtin.unrealized_conversion_cast", "nvvm.mapa"):
+        # nvvm.mapa maps a shared-memory address to a peer CTA's: the offset in the window is kept
         sp.kind = Kind.CAST
+        if name == "nvvm.mapa" and rtypes and rtypes[0].startswith("!llvm.ptr"):
+            sp.space = space_name(_ptr_space(rtypes[0]))
     if name == "llvm.inline_asm":
         sp.attrs["asm"] = info.get("asm", "")
     if name == "llvm.call_intrinsic" and info.get("intrinsic"):
@@ -487,7 +492,7 @@ def soup_info(name: str, raw_body: str) -> dict[str, Any]:
     elif name in ("llvm.inline_asm", "llvm.call_intrinsic"):
         m = _ASM_RE.search(raw_body)
         if m:
-            info["asm" if name == "llvm.inline_asm" else "intrinsic"] = m.group(1)[:200]
+            info["asm" if name == "llvm.inline_asm" else "intrinsic"] = unescape(m.group(1))[:200]
     return info
 
 
@@ -549,12 +554,14 @@ def finish_function(types: dict[str, str], post: list[ir.Op], opaque: Counter[st
                 first = types.get(op.operands[0]) if op.operands else None  # type: ignore[arg-type]
                 rt = tuple(first for _ in op.results) if first is not None else tuple("?" for _ in op.results)
                 op.attrs["result_types"] = rt
-                for r, t in zip(op.results, rt):
+                for r, t in zip(op.results, rt, strict=False):
                     types[r] = t
                 if rt:
                     op.width = _rtype_width(rt[0])
-            if op.kind == Kind.OPAQUE and op.name.startswith(
-                ("nvvm.", "llvm.intr.", "llvm.inline_asm", "llvm.call_intrinsic")
+            if (
+                op.kind == Kind.OPAQUE
+                and op.name.startswith(("nvvm.", "llvm.intr.", "llvm.inline_asm", "llvm.call_intrinsic"))
+                and op.name not in NOT_MEMORY
             ):
                 for i, v in enumerate(op.operands):
                     t = types.get(v)  # type: ignore[arg-type]
