@@ -64,7 +64,6 @@ from irscan.mlir_index import NeedFullParse, index_module, strip_loc
 from irscan.mlir_semantics import (
     LocResolver,
     LocSyntaxError,
-    _strip_strings,
     build_spec,
     finish_function,
     function_from_header,
@@ -73,6 +72,7 @@ from irscan.mlir_semantics import (
     parse_loc_text,
     soup_info,
     soup_rtypes,
+    strip_strings,
 )
 
 __all__ = ["parse_module", "parse_file", "op_sequence", "strip_locations"]
@@ -215,7 +215,7 @@ class _Assembler:
     def _rtypes_of(self, rop: RawOp) -> tuple[str, ...]:
         b = rop.body
         if b.tag == "generic":
-            return soup_rtypes(b.name, _strip_strings(self._body_text(rop)), len(rop.results)) or ()
+            return soup_rtypes(b.name, strip_strings(self._body_text(rop)), len(rop.results)) or ()
         return b.rtypes or ()
 
     def _top(self, rop: RawOp, gpu: bool) -> None:
@@ -275,7 +275,7 @@ class _Assembler:
         if body.tag == "generic":
             raw = self._body_text(rop)
             body.info = soup_info(body.name, raw)
-            body.rtypes = soup_rtypes(body.name, _strip_strings(raw), len(rop.results))
+            body.rtypes = soup_rtypes(body.name, strip_strings(raw), len(rop.results))
             for region in body.regions:  # ops of nested regions are not function ops
                 self._region_outline(region, gpu)
         spec = build_spec(body)

@@ -6,15 +6,20 @@ over lines with string methods finds every op, its results, its operand names an
 The grammar parses only
 
 * the ops whose details the analysis needs (integer arithmetic, casts, GEP, memory, constants,
-  special registers, branches), once per distinct *template*: the op text with its SSA names and
-  block labels replaced by placeholders (9.6k such ops of the FA4 forward kernel are 371 templates);
+  special registers, branches), once per distinct *template*: the op text with its SSA names, block
+  labels, constant values and GEP constant indices abstracted (the 9.6k such ops of the FA4 sm_90a
+  forward kernel are 145 templates);
 * ``llvm.extractvalue`` / ``insertvalue`` are split by a regex, and their aggregate type -- the 64-
   or 128-field struct that is 63 % of FA4's bytes -- is parsed once per distinct type;
 * function headers and block-argument lists (templated too).
 
 Every other op keeps its name, operands (every ``%name`` outside string literals, like the grammar's
-token soup) and result types read off its trailing type list.  :func:`irscan.mlir.parse_module` with
-``full=True`` is the oracle this is tested against.
+token soup) and result types read off its trailing type list; a cheap character and bracket check
+stands in for the grammar there.  A line the indexer cannot place but that may be valid (a region op
+inside a function, text after a region's ``}``) raises :class:`NeedFullParse` and the caller runs the
+grammar over the whole module; bad or truncated input raises :class:`irscan.ir.IRSyntaxError` with the
+column the grammar finds on that line.  :func:`irscan.mlir.parse_module` with ``full=True`` is the
+oracle this is tested against.  The template caches live as long as the process.
 """
 
 from __future__ import annotations
@@ -32,8 +37,7 @@ from irscan.mlir_semantics import (
     LocResolver,
     LocSyntaxError,
     Spec,
-    _balanced,
-    _strip_strings,
+    balanced,
     build_spec,
     finish_function,
     function_from_header,
@@ -41,6 +45,7 @@ from irscan.mlir_semantics import (
     parse_loc_text,
     soup_info,
     soup_rtypes,
+    strip_strings,
 )
 
 
@@ -266,7 +271,7 @@ class _Indexer:
         return spec
 
     def generic_spec(self, name: str, body: str, nres: int, key: tuple[str, int, str]) -> Spec:
-        sb = _strip_strings(body)
+        sb = strip_strings(body)
         b = Body("generic", name, None, [], rtypes=soup_rtypes(name, sb, nres), info=soup_info(name, body))  # type: ignore[arg-type]
         spec = build_spec(b)
         self.gcache[key] = spec
@@ -475,8 +480,8 @@ class _Indexer:
                 spec, names = self.template_spec(body, lineno, raw)
                 operands = spec.getops(names)
             else:
-                sb = _strip_strings(body) if '"' in body else body
-                if not _balanced(sb) or bad_char(sb):
+                sb = strip_strings(body) if '"' in body else body
+                if not balanced(sb) or bad_char(sb):
                     raise self.fail(lineno, raw, raw.find(body), body, "not an op")
                 if name in _UNCACHED_GENERIC:
                     key = (name, len(results), _template(body)[0])
@@ -612,8 +617,8 @@ class _Indexer:
             self.structure.append((lineno, "llvm.func", ()))
             self.module.functions.append(fn)
             return
-        sb = _strip_strings(body) if '"' in body else body
-        if not _balanced(sb) or _bad_char(sb):
+        sb = strip_strings(body) if '"' in body else body
+        if not balanced(sb) or _bad_char(sb):
             raise self.fail(lineno, raw, raw.find(body), body, "not an op")
         self.structure.append((lineno, name, soup_rtypes(name, sb, len(results)) or ()))
 

@@ -143,6 +143,13 @@ def _flags_of(x: Any) -> frozenset[str]:
 
 def build_spec(body: Body) -> Spec:
     """The meaning of one parsed op (see the mapping in the module docstring of :mod:`irscan.mlir`)."""
+    sp = _build_spec(body)
+    if sp.kind == Kind.OPAQUE and sp.attrs["result_types"] and _may_count(sp.attrs["result_types"]):
+        sp.post = True  # an integer or pointer with no known meaning: counted in Module.opaque
+    return sp
+
+
+def _build_spec(body: Body) -> Spec:
     tag, name, info = body.tag, body.name, body.info
     sp = Spec(Kind.OPAQUE, name, tuple(body.operands), body.rtypes)
     if tag == "generic":
@@ -295,11 +302,11 @@ _SYM_RE = re.compile(r'@(?:[\w$.\-]+|"(?:[^"\\\n]|\\.)*")')
 _MASK_RE = re.compile(r"\[([-\d, ]*)\]")
 
 
-def _strip_strings(s: str) -> str:
+def strip_strings(s: str) -> str:
     return _STR_RE.sub('""', s) if '"' in s else s
 
 
-def _balanced(s: str) -> bool:
+def balanced(s: str) -> bool:
     return (
         s.count("(") == s.count(")")
         and s.count("[") == s.count("]")
@@ -320,7 +327,7 @@ def find_type_tail(body: str) -> int:
         j = body.rfind(" : ", 0, j)
         if j < 0:
             return -1
-        if _balanced(body[j + 3 :]):
+        if balanced(body[j + 3 :]):
             return j + 3
 
 
@@ -355,7 +362,7 @@ def split_top(s: str, sep: str = ",") -> list[str]:
 
 def _unparen(part: str) -> list[str]:
     part = part.strip()
-    if part.startswith("(") and part.endswith(")") and _balanced(part[1:-1]):
+    if part.startswith("(") and part.endswith(")") and balanced(part[1:-1]):
         return split_top(part[1:-1])
     return split_top(part)
 
@@ -398,7 +405,7 @@ def soup_rtypes(name: str, body: str, nres: int) -> tuple[str, ...] | None:
     if k < 0:
         # `nvvm.elect.sync -> i1`: a result type with no colon
         j = body.rfind(" -> ")
-        if j >= 0 and _balanced(body[j + 4 :]):
+        if j >= 0 and balanced(body[j + 4 :]):
             outs = _unparen(body[j + 4 :])
             return tuple(canonical_type_text(t) for t in outs[:nres]) if len(outs) >= nres else None
         return None

@@ -291,6 +291,49 @@ def test_unknown_custom_syntax_is_opaque_never_an_error() -> None:
         assert ops[0].loc == ir.Loc("/a.py", 1, 1)
 
 
+def test_function_headers() -> None:
+    """A result type right before the body's `{` (not an attribute dictionary); result attributes."""
+    text = (
+        "llvm.func @g(%a: i32 {llvm.noundef}) -> (i32 {llvm.noundef}) {\n  llvm.return %a : i32\n}\n"
+        "llvm.func @h() -> i32 {\n  %0 = llvm.mlir.constant(1 : i32) : i32\n  llvm.return %0 : i32\n}\n"
+        "llvm.func internal @decl(!llvm.ptr, ...) -> !llvm.struct<(i32, i32)>\n"
+    )
+    for full in (False, True):
+        m = mlir.parse_module(text, "f.mlir", full=full)
+        assert [(f.name, f.attrs.get("result_type")) for f in m.functions] == [
+            ("g", "i32"),
+            ("h", "i32"),
+            ("decl", "!llvm.struct<(i32, i32)>"),
+        ]
+        assert [(p.name, p.type) for p in m.functions[0].params] == [("%a", "i32")]
+        assert m.functions[2].attrs["declaration"] and m.functions[2].attrs["variadic"]
+
+
+def test_region_op_inside_a_function_defers_to_the_grammar() -> None:
+    text = (
+        "llvm.func @f(%c: i1, %a: i32) -> i32 {\n"
+        '  "scf.if"(%c) ({\n    %0 = llvm.add %a, %a : i32\n    "scf.yield"() : () -> ()\n'
+        '  }, {\n    "scf.yield"() : () -> ()\n  }) : (i1) -> ()\n'
+        "  llvm.return %a : i32\n}\n"
+    )
+    seqs = []
+    for full in (False, True):
+        m = mlir.parse_module(text, "f.mlir", full=full)
+        assert [o.name for o in m.functions[0].ops()] == ["scf.if", "llvm.return"]
+        seqs.append(mlir.op_sequence(m))
+    assert seqs[0] == seqs[1] and [n for _, n, _ in seqs[0]][2] == "llvm.add"
+
+
+def test_crlf_and_no_locations(syntax_file) -> None:
+    text = syntax_file.read_text()
+    for variant in (text.replace("\n", "\r\n"), mlir.strip_locations(text)):
+        fast, full = mlir.parse_module(variant, "v.mlir"), mlir.parse_module(variant, "v.mlir", full=True)
+        assert fast.attrs["path"] == "fast"
+        assert mlir.op_sequence(fast) == mlir.op_sequence(full)
+        assert [o.kind for o in fast.functions[0].ops()] == [o.kind for o in full.functions[0].ops()]
+    assert mlir.parse_module(mlir.strip_locations(text), "v.mlir").attrs["loc_granularity"] == "none"
+
+
 def test_types_and_sizes() -> None:
     from irscan.mlir_grammar import parse_type, type_size
 
