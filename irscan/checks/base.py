@@ -97,7 +97,7 @@ def _shift_amount(gr: Graph, n: int, slot: int) -> int | None:
 
 
 #: Windows smaller than 4 GiB, addressed with 32-bit offsets by design: not this bug class.
-SMALL_SPACES = frozenset({"shared", "local", "param", "7", "shared::cluster", "shared::cta"})
+SMALL_SPACES = frozenset({"shared", "local", "param", "6", "7", "tmem", "shared::cluster", "shared::cta"})
 
 
 def _small_window(gr: Graph, sink: int) -> bool:
