@@ -11,10 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from irscan.ir import Function, Kind, Module, Op, Operand, Param
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+#: Opaque ops whose operands still matter (a warp shuffle hands a value over unchanged)
+PASS_THROUGH = ("nvvm.shfl.sync", "shfl.sync")
 
 #: Called for PTX functions: (op id, operand index) -> ids of the ops whose definitions reach it.
 ReachingFn = Callable[[Function], dict[tuple[int, int], list[int]]]
@@ -22,28 +27,66 @@ ReachingFn = Callable[[Function], dict[tuple[int, int], list[int]]]
 
 @dataclass
 class Graph:
-    """The dataflow graph of one function.  Edge (d, u, key=slot): operand ``slot`` of u may come from d."""
+    """The dataflow graph of one function.  Edge (d, u, key=slot): operand ``slot`` of u may come from d.
+
+    The analysis asks two questions millions of times (where does this operand come from, who uses
+    this value), so the edges are kept as adjacency dicts; ``g`` is the same graph as a networkx
+    MultiDiGraph, built on first use, for library algorithms and for callers who want the graph.
+    Building it eagerly cost more than the whole analysis on FA4-sized kernels (bench/bench_audit.py).
+    """
 
     module: Module
     fn: Function
-    g: nx.MultiDiGraph = field(default_factory=nx.MultiDiGraph)
     params: dict[str, int] = field(default_factory=dict)  # MLIR param name -> synthetic ARG node
     block_args: dict[str, list[int]] = field(default_factory=dict)  # MLIR block label -> its PHI nodes
+    by_id: dict[int, Op] = field(default_factory=dict)
+    _defs: dict[int, dict[int, list[int]]] = field(default_factory=dict)
+    _users: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    _nx: nx.MultiDiGraph | None = None
 
     def op(self, n: int) -> Op:
-        return self.g.nodes[n]["op"]
+        return self.by_id[n]
 
     def operand(self, n: int, slot: int) -> Operand:
         return self.op(n).operands[slot]
 
     def defs(self, n: int, slot: int) -> list[int]:
-        return [d for d, _, k in self.g.in_edges(n, keys=True) if k == slot]
+        return self._defs.get(n, {}).get(slot, [])
+
+    def preds(self, n: int) -> list[int]:
+        """Every definition feeding any operand of ``n``."""
+        return [d for ds in self._defs.get(n, {}).values() for d in ds]
 
     def users(self, n: int) -> list[tuple[int, int]]:
-        return [(u, k) for _, u, k in self.g.out_edges(n, keys=True)]
+        return self._users.get(n, [])
 
     def nodes(self) -> Iterable[int]:
-        return self.g.nodes
+        return self.by_id.keys()
+
+    def __contains__(self, n: object) -> bool:
+        return n in self.by_id
+
+    def add(self, op: Op) -> None:
+        self.by_id[op.id] = op
+
+    def link(self, edges: Iterable[tuple[int, int, int]]) -> None:
+        by_id = self.by_id
+        for d, u, slot in edges:
+            uop = by_id[u]
+            if uop.kind is Kind.OPAQUE and not uop.width and not uop.name.startswith(PASS_THROUGH):
+                continue  # a float/vector op: nothing the analysis asks flows through it
+            self._defs.setdefault(u, {}).setdefault(slot, []).append(d)
+            self._users.setdefault(d, []).append((u, slot))
+
+    @property
+    def g(self) -> nx.MultiDiGraph:
+        import networkx as nx  # 0.1 s to import: paid only by callers that want the library graph
+
+        if self._nx is None:
+            self._nx = nx.MultiDiGraph()
+            self._nx.add_nodes_from((n, {"op": op}) for n, op in self.by_id.items())
+            self._nx.add_edges_from((d, u, slot) for d, us in self._users.items() for u, slot in us)
+        return self._nx
 
 
 def _synthetic(ids: list[int], kind: Kind, name: str, result: str, **kw: object) -> Op:
@@ -53,24 +96,27 @@ def _synthetic(ids: list[int], kind: Kind, name: str, result: str, **kw: object)
 
 def build(module: Module, fn: Function, reaching: ReachingFn | None = None) -> Graph:
     gr = Graph(module, fn)
-    g = gr.g
     ops = fn.ops()
-    ids = [max((o.id for o in ops), default=0) + 1_000_000]
     for op in ops:
-        g.add_node(op.id, op=op)
+        gr.add(op)
+    ids = [max((o.id for o in ops), default=0) + 1_000_000]
+    edges: list[tuple[int, int, int]] = []
     if module.ir == "ptx":
         if reaching is None:
             raise ValueError("PTX graphs need reaching definitions")
-        for (use, slot), ds in reaching(fn).items():
-            for d in ds:
-                g.add_edge(d, use, key=slot)
-        return gr
+        edges = [(d, use, slot) for (use, slot), ds in reaching(fn).items() for d in ds]
+    else:
+        edges = _ssa_edges(gr, fn, ids)
+    gr.link(edges)
+    return gr
 
-    # MLIR: SSA names are unique per function; params and block arguments become nodes of their own.
+
+def _ssa_edges(gr: Graph, fn: Function, ids: list[int]) -> list[tuple[int, int, int]]:
+    """MLIR: SSA names are unique per function; params and block arguments become nodes of their own."""
     where: dict[str, int] = {}
     for p in fn.params:
         node = _synthetic(ids, Kind.ARG, "param", p.name, attrs={"param": p.index, "path": ()}, line=fn.line)
-        g.add_node(node.id, op=node)
+        gr.add(node)
         where[p.name] = node.id
         gr.params[p.name] = node.id
     phis: dict[tuple[str, int], int] = {}
@@ -79,27 +125,27 @@ def build(module: Module, fn: Function, reaching: ReachingFn | None = None) -> G
             width = b.arg_widths[j] if j < len(b.arg_widths) else 0
             node = _synthetic(ids, Kind.PHI, "block-arg", a, width=width, block=bi, attrs={"block": b.label})
             node.text = f"{b.label}({a})"
-            g.add_node(node.id, op=node)
+            gr.add(node)
             where[a] = node.id
             phis[(b.label, j)] = node.id
             gr.block_args.setdefault(b.label, []).append(node.id)
         for op in b.ops:
             for r in op.results:
                 where[r] = op.id
-    for op in ops:
-        for slot, v in enumerate(op.operands):
-            if isinstance(v, str) and v in where:
-                g.add_edge(where[v], op.id, key=slot)
+    edges = [
+        (where[v], op.id, slot)
+        for b in fn.blocks
+        for op in b.ops
+        for slot, v in enumerate(op.operands)
+        if isinstance(v, str) and v in where
+    ]
     for b in fn.blocks:
-        term = b.ops[-1].id if b.ops else None
         for s in b.succs:
             for j, v in enumerate(s.operands):
                 phi = phis.get((s.label, j))
                 if phi is not None and isinstance(v, str) and v in where:
-                    g.add_edge(where[v], phi, key=0)
-                    if term is not None:
-                        g.nodes[phi].setdefault("from", []).append(term)
-    return gr
+                    edges.append((where[v], phi, 0))
+    return edges
 
 
 def param_of(gr: Graph, n: int) -> Param | None:

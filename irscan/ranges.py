@@ -284,10 +284,10 @@ class Ranges:
 
     def _join_name(self, key: Any, label: str, loop: bool) -> str:
         what = "loop-carried" if loop else "joined"
-        if isinstance(key, int) and key in self.gr.g:  # an MLIR block argument
+        if isinstance(key, int) and key in self.gr:  # an MLIR block argument
             return f"{label} ({what}, {self.gr.op(key).attrs.get('block', '?')})"
         n = key[1] if isinstance(key, tuple) and len(key) > 1 else None
-        line = self.gr.op(n).line if isinstance(n, int) and n in self.gr.g else 0
+        line = self.gr.op(n).line if isinstance(n, int) and n in self.gr else 0
         return f"{label} ({what} at IR line {line})"
 
     def _induction_bound(self, cyclic: list[int], key: Any) -> int | None:
@@ -594,7 +594,7 @@ class Ranges:
         seen, stack = set(), [n]
         while stack:
             x = stack.pop()
-            for d, _, _k in self.gr.g.in_edges(x, keys=True):
+            for d in self.gr.preds(x):
                 if d in seen:
                     continue
                 seen.add(d)

@@ -114,10 +114,20 @@ def _sink_info(gr: Graph, n: int) -> dict[str, Any]:
 
 
 def _path_to_sink(gr: Graph, start: int, sink: int) -> list[int]:
+    """The ops between a widening point and its access, found by networkx on the forward cone only."""
     import networkx as nx
 
+    cone = nx.DiGraph()
+    todo, seen = [start], {start}
+    while todo and len(seen) < 4000:
+        n = todo.pop()
+        for u, _slot in gr.users(n):
+            cone.add_edge(n, u)
+            if u not in seen and u != sink:
+                seen.add(u)
+                todo.append(u)
     try:
-        return list(nx.shortest_path(gr.g, start, sink))[1:-1]
+        return list(nx.shortest_path(cone, start, sink))[1:-1]
     except (nx.NetworkXNoPath, nx.NodeNotFound):
         return []
 
