@@ -1,4 +1,5 @@
-"""Only here to ship ``irscan-capture.pth`` into site-packages, which pyproject.toml cannot express.
+"""Ships what pyproject.toml cannot express: ``irscan-capture.pth`` into site-packages, and the
+top-level ``grammars/`` (data, kept beside the package by the design card) into ``irscan/grammars/``.
 
 The .pth line makes ``IRSCAN_CAPTURE=DIR`` work for any Python process; it imports nothing unless
 that variable is set.  It is copied to the root of the build tree, so a wheel carries it at its root
@@ -18,13 +19,21 @@ PTH = "irscan-capture.pth"
 class BuildWithPth(build_py):
     def run(self) -> None:
         super().run()
-        if not getattr(self, "editable_mode", False):
-            self.copy_file(PTH, str(Path(self.build_lib) / PTH), preserve_mode=False)
+        if not getattr(self, "editable_mode", False):  # an editable install reads ../grammars directly
+            for src, dst in self._extra():
+                Path(dst).parent.mkdir(parents=True, exist_ok=True)
+                self.copy_file(src, dst, preserve_mode=False)
+
+    def _extra(self) -> list[tuple[str, str]]:
+        root = Path(self.build_lib)
+        pairs = [(PTH, str(root / PTH))]
+        pairs += [(str(g), str(root / "irscan" / "grammars" / g.name)) for g in sorted(Path("grammars").glob("*.lark"))]
+        return pairs
 
     def get_outputs(self, include_bytecode: bool = True) -> list[str]:
         outs = list(super().get_outputs(include_bytecode))
         if not getattr(self, "editable_mode", False):
-            outs.append(str(Path(self.build_lib) / PTH))
+            outs += [dst for _src, dst in self._extra()]
         return outs
 
 

@@ -30,10 +30,12 @@ def reaches(findings: list[Finding], fail_on: str) -> list[Finding]:
 
 def scan_safely(folder: Path, strict: bool, irs: tuple[str, ...] = ("mlir", "ptx")) -> ScanResult:
     """Scan captures; irscan's own failures become notes unless strict (the user's run is not ours to break)."""
+    from irscan.capture import find_captures
+
+    if not folder.exists() or not find_captures(folder):
+        return ScanResult()
     try:
         return scan_paths([folder], irs)
-    except FileNotFoundError:
-        return ScanResult()
     except (IRSyntaxError, Exception) as exc:
         if strict:
             raise

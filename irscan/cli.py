@@ -113,7 +113,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         except IRSyntaxError as exc:
             print(f"irscan: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        if not res.kernels:
+        if not res.kernels and not res.errors:
             print("irscan: no kernel was captured (nothing compiled through cute.compile / @cute.jit)", file=sys.stderr)
             if args.strict:
                 return EXIT_USAGE

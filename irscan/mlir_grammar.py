@@ -20,15 +20,15 @@ from __future__ import annotations
 import re
 import threading
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from irscan.ir import IRSyntaxError
+from irscan.resources import grammar_path
 
-GRAMMAR_PATH = Path(__file__).resolve().parent.parent / "grammars" / "mlir.lark"
+GRAMMAR_PATH = grammar_path("mlir.lark")
 
 #: the start symbols other code may parse with
 STARTS = ["start", "op", "type", "block_label", "attr_dict", "loc_attr"]

@@ -48,8 +48,9 @@ from typing import Any
 
 from irscan import ir
 from irscan.ir import Block, Function, IRSyntaxError, Kind, Loc, Module, Op, Param, Successor
+from irscan.resources import grammar_path
 
-GRAMMAR_PATH = Path(__file__).resolve().parent.parent / "grammars" / "ptx.lark"
+GRAMMAR_PATH = grammar_path("ptx.lark")
 
 # ============================================================================================ syntax tree
 

@@ -383,6 +383,7 @@ def wheel(tmp_path_factory) -> Path:
         if (REPO / name).exists():
             shutil.copy2(REPO / name, src / name)
     shutil.copytree(REPO / "irscan", src / "irscan", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copytree(REPO / "grammars", src / "grammars")
     out = tmp_path_factory.mktemp("wheel")
     cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(src), "-w", str(out)]
     if _setuptools_ok():  # no download needed; otherwise pip fetches the build backend
@@ -397,6 +398,9 @@ def test_wheel_ships_the_pth_line_into_site_packages(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert "irscan-capture.pth" in names, names
     assert zipfile.ZipFile(wheel).read("irscan-capture.pth") == (REPO / "irscan-capture.pth").read_bytes()
+    # and the grammars, which live at the top of the checkout, travel inside the package
+    for g in ("mlir.lark", "ptx.lark"):
+        assert zipfile.ZipFile(wheel).read(f"irscan/grammars/{g}") == (REPO / "grammars" / g).read_bytes()
 
 
 @pytest.mark.slow
