@@ -118,6 +118,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
             if args.strict:
                 return EXIT_USAGE
         _emit(res, args.format, dsl_environment())
+        if tmp is not None and res.findings:
+            print("irscan: the captures were temporary; `irscan audit --out DIR` keeps them", file=sys.stderr)
         if args.strict and (res.errors or rc != 0):
             return EXIT_USAGE
         return EXIT_FINDINGS if reaches(res.findings, args.fail_on) else 0
