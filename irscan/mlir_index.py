@@ -291,29 +291,24 @@ class _Indexer:
 
     # -------------------------------------------------------------------------------- main
 
+    def _alias_line(self, s: str) -> bool:
+        """Record ``#name = ...`` alias lines; False at the first line that is module text."""
+        if s.startswith("#"):
+            eq = s.find(" = ")
+            if eq > 0:
+                self.aliases[s[:eq]] = s[eq + 3 :].rstrip()
+            return True
+        return not (s.strip() and not s.startswith(("!", "//")))
+
     def prescan_aliases(self, lines: list[str]) -> None:
         """The printer writes ``#loc`` aliases above and below the module: read both ends first, so
         that op locations resolve in the main loop (aliases anywhere else are read there too)."""
         n = len(lines)
         i = 0
-        while i < n:
-            s = lines[i]
-            if s.startswith("#"):
-                eq = s.find(" = ")
-                if eq > 0:
-                    self.aliases[s[:eq]] = s[eq + 3 :].rstrip()
-            elif s.strip() and not s.startswith(("!", "//")):
-                break
+        while i < n and self._alias_line(lines[i]):
             i += 1
         j = n - 1
-        while j > i:
-            s = lines[j]
-            if s.startswith("#"):
-                eq = s.find(" = ")
-                if eq > 0:
-                    self.aliases[s[:eq]] = s[eq + 3 :].rstrip()
-            elif s.strip() and not s.startswith(("!", "//")):
-                break
+        while j > i and self._alias_line(lines[j]):
             j -= 1
 
     def run(self) -> ir.Module:
