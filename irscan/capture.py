@@ -211,6 +211,18 @@ def kernel_signatures(module: Any) -> dict[str, KernelInfo]:
     return infos
 
 
+def jit_functions(module: Any) -> list[dict[str, Any]]:
+    """The host-side ``@cute.jit`` functions of the module (outside ``gpu.module``), with their lines."""
+    out = []
+    for top in module.body.operations:
+        name = _attr_text(top, "sym_name")
+        if top.operation.name == "gpu.module" or name is None:
+            continue
+        file, line = loc_file_line(str(top.location))
+        out.append({"name": name.strip('"'), "file": file, "line": line})
+    return out
+
+
 def launch_facts(module: Any, infos: dict[str, KernelInfo]) -> None:
     """Launch facts as the lowered kernels carry them (reqntid, exact block/grid dims)."""
     for top in module.body.operations:
@@ -301,6 +313,7 @@ def _hooked_compile(self: Any, module: Any, pipeline: str, *args: Any, **kwargs:
 
         first, tail = split_pipeline(pipeline, str(passmanager.PassManager.parse(pipeline)))
         infos = kernel_signatures(module)
+        jits = jit_functions(module)
         label = next(iter(infos), "module")
         folder = session._next_dir(label)
         tail, dumps = set_dump_paths(tail, str(folder / "module"))
@@ -336,7 +349,7 @@ def _hooked_compile(self: Any, module: Any, pipeline: str, *args: Any, **kwargs:
     t2 = time.perf_counter()
     try:
         arch = pipeline_arch(pipeline) or DEFAULT_ARCH
-        _finish(session, folder, text, infos, arch, dumps)
+        _finish(session, folder, text, infos, arch, dumps, jits)
     except Exception as exc:
         if session.strict:
             raise
@@ -352,6 +365,7 @@ def _finish(
     infos: dict[str, KernelInfo],
     arch: str,
     dumps: dict[str, str],
+    jits: list[dict[str, Any]] | None = None,
 ) -> None:
     if text is not None:
         (folder / MLIR_FILE).write_text(text)
@@ -370,6 +384,7 @@ def _finish(
         "module": folder.name,
         "arch": arch,
         "kernels": [dataclasses.asdict(k) for k in kernels],
+        "jit_functions": jits or [],
         "environment": dsl_environment(),
         "lineinfo": bool(text and re.search(r'loc\("[^"]+\.py":\d+', text)),
         "files": {"mlir": MLIR_FILE, "ptx": PTX_FILE, "cubin": CUBIN_FILE},
