@@ -30,18 +30,13 @@ class Context:
 
 def run(gr: Graph, rg: Ranges, ctx: Context) -> list[Finding]:
     out: list[Finding] = []
-    seen: set[tuple[str, str]] = set()
     for w in widening_points(gr):
         c = evaluate(gr, rg, w)
         if c is None or not (c.must or c.scaled or c.narrowing):
             continue
-        for check in CHECKS:
-            if check.applies(gr, c):
-                f = explain(gr, rg, c, check.ID, ctx)
-                if (f.check, f.id) not in seen:
-                    seen.add((f.check, f.id))
-                    out.append(f)
-                break
+        check = next((ch for ch in CHECKS if ch.applies(gr, c)), None)
+        if check is not None:
+            out.append(explain(gr, rg, c, check.ID, ctx))
     return _merge_same_access(out)
 
 
