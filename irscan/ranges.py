@@ -110,6 +110,9 @@ class _Cycle(Exception):
     """Raised when evaluation runs into a value that is being evaluated (a loop-carried value)."""
 
 
+#: longest expression spelled out in a derived input's name
+NAME_LIMIT = 80
+
 #: warp shuffles, by op-name prefix: the operand slot of the value being shuffled
 SHUFFLES = {"nvvm.shfl.sync": 1, "shfl.sync": 0}
 
@@ -437,6 +440,9 @@ class Ranges:
         fixed = all(self._fixed(a) for a in inputs)
         if iv.lo == iv.hi:
             return Affine.of_const(iv.lo)
+        if len(name) > NAME_LIMIT:  # a nest of selects and divisions reads worse than the IR value's name
+            op = self.gr.op(n)
+            name = f"{op.results[0] if op.results else op.name} (IR line {op.line})"
         return self._atom(n, name, iv, fixed)
 
     def trailing_zeros(self, a: Affine) -> int:
