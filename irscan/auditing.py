@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from irscan.findings import Finding
-from irscan.ir import IRSyntaxError
-from irscan.scan import ScanResult, scan_paths
+from irscan.scan import ScanResult, scan_capture
 
 FAIL_LEVELS = {"must": ("must",), "may": ("must", "may"), "never": ()}
 
@@ -29,19 +28,19 @@ def reaches(findings: list[Finding], fail_on: str) -> list[Finding]:
 
 
 def scan_safely(folder: Path, strict: bool, irs: tuple[str, ...] = ("mlir", "ptx")) -> ScanResult:
-    """Scan captures; irscan's own failures become notes unless strict (the user's run is not ours to break)."""
+    """Scan each captured module on its own; irscan's failure on one becomes a note on the result and
+    the others are still scanned, unless strict (the user's run is not ours to break)."""
     from irscan.capture import find_captures
 
-    if not folder.exists() or not find_captures(folder):
-        return ScanResult()
-    try:
-        return scan_paths([folder], irs)
-    except (IRSyntaxError, Exception) as exc:
-        if strict:
-            raise
-        res = ScanResult()
-        res.errors.append(f"irscan could not scan {folder}: {type(exc).__name__}: {exc}")
-        return res
+    res = ScanResult()
+    for capture in find_captures(folder) if folder.exists() else []:
+        try:
+            res.extend(scan_capture(capture, irs))
+        except Exception as exc:  # IRSyntaxError included: a capture we cannot read is our failure
+            if strict:
+                raise
+            res.errors.append(f"irscan could not scan {capture}: {type(exc).__name__}: {exc}")
+    return res
 
 
 @dataclass

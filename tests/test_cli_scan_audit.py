@@ -129,3 +129,22 @@ def test_audit_context_manager_in_code(tmp_path: Path) -> None:
     p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr
     assert "[('mlir', 'must', 128), ('ptx', 'must', 128)]" in p.stdout and "raised 2" in p.stdout
+
+
+def test_audit_scan_fails_open_per_capture(tmp_path: Path) -> None:
+    """A capture irscan cannot read is reported; the others are still scanned (strict makes it fatal)."""
+    import shutil
+
+    from irscan.auditing import scan_safely
+
+    good = next((CAPTURES / "elementwise_static_100k").iterdir())
+    shutil.copytree(good, tmp_path / "000_good")
+    bad = tmp_path / "001_bad"
+    shutil.copytree(good, bad)
+    (bad / "module.mlir").write_text("module {\n  llvm.func @k() {\n")
+    (bad / "module.ptx").unlink()
+    res = scan_safely(tmp_path, strict=False)
+    assert {f.ir for f in res.findings} == {"mlir", "ptx"}
+    assert len(res.errors) == 1 and "001_bad" in res.errors[0] and "IRSyntaxError" in res.errors[0]
+    with pytest.raises(Exception, match="001_bad|expected"):
+        scan_safely(tmp_path, strict=True)
