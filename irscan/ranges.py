@@ -22,45 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from irscan.dataflow import Graph
+from irscan.intervals import Affine, Interval, bitwise, free_range, signed_range
 from irscan.ir import Kind, Op
+from irscan.loops import Cycle, LoopBounds
 from irscan.params import Field, field_by_offset, field_by_path, tensor_fields
-
-
-@dataclass(frozen=True, slots=True)
-class Interval:
-    lo: int
-    hi: int
-
-    def __add__(self, o: Interval) -> Interval:
-        return Interval(self.lo + o.lo, self.hi + o.hi)
-
-    def scale(self, k: int) -> Interval:
-        a, b = self.lo * k, self.hi * k
-        return Interval(min(a, b), max(a, b))
-
-    def times(self, o: Interval) -> Interval:
-        ps = (self.lo * o.lo, self.lo * o.hi, self.hi * o.lo, self.hi * o.hi)
-        return Interval(min(ps), max(ps))
-
-    def union(self, o: Interval) -> Interval:
-        return Interval(min(self.lo, o.lo), max(self.hi, o.hi))
-
-    def least_harm(self) -> int:
-        """The value closest to zero: a free input at its least harmful."""
-        return 0 if self.lo <= 0 <= self.hi else (self.lo if self.lo > 0 else self.hi)
-
-
-def signed_range(width: int) -> Interval:
-    return Interval(-(1 << (width - 1)), (1 << (width - 1)) - 1)
-
-
-def unsigned_range(width: int) -> Interval:
-    return Interval(0, (1 << width) - 1)
-
-
-def free_range(width: int) -> Interval:
-    """A free input of this width: non-negative, up to the signed maximum."""
-    return Interval(0, (1 << (max(width, 1) - 1)) - 1)
 
 
 @dataclass(slots=True)
@@ -72,42 +37,6 @@ class Atom:
     node: int | None = None
     opaque: bool = False  # the analysis could not see what produced it
     factors: tuple[Affine, Affine] | None = None  # for a product of two non-constant values
-
-
-@dataclass(frozen=True, slots=True)
-class Affine:
-    terms: tuple[tuple[Any, int], ...]  # (atom key, coefficient), sorted by key repr, no zero coefs
-    const: int = 0
-
-    @staticmethod
-    def of_const(c: int) -> Affine:
-        return Affine((), c)
-
-    @staticmethod
-    def of_atom(key: Any) -> Affine:
-        return Affine(((key, 1),), 0)
-
-    def is_const(self) -> bool:
-        return not self.terms
-
-    def add(self, o: Affine, sign: int = 1) -> Affine:
-        d: dict[Any, int] = dict(self.terms)
-        for k, c in o.terms:
-            d[k] = d.get(k, 0) + sign * c
-        return Affine(_norm(d), self.const + sign * o.const)
-
-    def scale(self, k: int) -> Affine:
-        if k == 0:
-            return Affine.of_const(0)
-        return Affine(tuple((a, c * k) for a, c in self.terms), self.const * k)
-
-
-def _norm(d: dict[Any, int]) -> tuple[tuple[Any, int], ...]:
-    return tuple(sorted(((k, c) for k, c in d.items() if c), key=lambda kc: repr(kc[0])))
-
-
-class _Cycle(Exception):
-    """Raised when evaluation runs into a value that is being evaluated (a loop-carried value)."""
 
 
 #: longest expression spelled out in a derived input's name
@@ -159,7 +88,7 @@ class Facts:
 
 
 @dataclass
-class Ranges:
+class Ranges(LoopBounds):
     """Lazy, memoised evaluation of ideal values over one function's graph."""
 
     gr: Graph
@@ -180,7 +109,7 @@ class Ranges:
             sys.setrecursionlimit(20000)
         try:
             return self._value(n)
-        except _Cycle:
+        except Cycle:
             return self._opaque_atom(("cycle", n), f"loop value ({self.gr.op(n).name})", 64)
         finally:
             sys.setrecursionlimit(limit)
@@ -188,7 +117,7 @@ class Ranges:
     def operand(self, n: int, slot: int) -> Affine:
         try:
             return self._operand(n, slot)
-        except _Cycle:
+        except Cycle:
             return self._opaque_atom(("cycle", n, slot), "loop value", 64)
 
     def interval(self, a: Affine, least_harm: bool = False) -> Interval:
@@ -219,7 +148,7 @@ class Ranges:
         if n in self._memo:
             return self._memo[n]
         if n in self._busy:
-            raise _Cycle()
+            raise Cycle()
         self.budget -= 1
         if self.budget < 0:
             return self._opaque_atom(("budget", n), "value past the analysis budget", self.gr.op(n).width or 64)
@@ -251,14 +180,14 @@ class Ranges:
         if key in self._memo:
             return self._memo[key]
         if key in self._busy and not owned:
-            raise _Cycle()
+            raise Cycle()
         self._busy.add(key)
         try:
             vals, cyclic = [], []
             for d in defs:
                 try:
                     vals.append(self._value(d))
-                except _Cycle:
+                except Cycle:
                     cyclic.append(d)
             if not cyclic and vals and all(v == vals[0] for v in vals):
                 res = vals[0]
@@ -292,125 +221,6 @@ class Ranges:
         n = key[1] if isinstance(key, tuple) and len(key) > 1 else None
         line = self.gr.op(n).line if isinstance(n, int) and n in self.gr else 0
         return f"{label} ({what} at IR line {line})"
-
-    def _induction_bound(self, cyclic: list[int], key: Any) -> int | None:
-        """The largest value a loop-carried join can hold, from the loop's own compare; None if unknown.
-
-        Two shapes the DSL emits: ``i = init; i += step while i < B`` (the join can carry up to
-        B - 1 + step), and the wrap-around counter ``j = (j + 1 == B) ? 0 : j + 1`` (never above B - 1).
-        """
-        best: int | None = None
-        for d in cyclic:
-            if self.gr.op(d).kind is Kind.SELECT:
-                v = self._wraparound_bound(d)
-                if v is None:
-                    v = self._odometer_bound(d, key)
-            else:
-                v = self._step_bound(d, key)
-            if v is None:
-                return None
-            best = v if best is None else max(best, v)
-        return best
-
-    def _step_of(self, d: int) -> int | None:
-        op = self.gr.op(d)
-        if op.kind is not Kind.ADD or len(op.operands) != 2:
-            return None
-        steps = [c for c in (self._const_operand(d, 0), self._const_operand(d, 1)) if c is not None]
-        return steps[0] if len(steps) == 1 and steps[0] > 0 else None
-
-    def _compare_bound(self, n: int, preds: tuple[str, ...]) -> int | None:
-        """Largest B of ``icmp pred n, B`` among n's users (``sle``/``ule`` count as B + 1)."""
-        bound = None
-        for u, slot in self.gr.users(n):
-            uop = self.gr.op(u)
-            pred = uop.attrs.get("pred", "")
-            if uop.kind is not Kind.ICMP or slot != 0 or pred not in preds:
-                continue
-            try:
-                bv = self._operand(u, 1)
-            except _Cycle:
-                continue
-            b = self.interval(bv).hi + (1 if pred in ("sle", "ule") else 0)
-            bound = b if bound is None else max(bound, b)
-        return bound
-
-    def _step_bound(self, d: int, key: Any) -> int | None:
-        step = self._step_of(d)
-        if step is None:
-            return None
-        preds = ("slt", "ult", "sle", "ule") + (("ne",) if step == 1 else ())
-        # compares on the incremented value, or on the join itself (MLIR block argument)
-        bounds = [b for c in [d] + ([key] if isinstance(key, int) else []) if (b := self._compare_bound(c, preds))]
-        return max(bounds) - 1 + step if bounds else None
-
-    def _odometer_bound(self, d: int, key: Any) -> int | None:
-        """``k = cond ? k + s : k`` (the outer digit of a flattened loop nest): at most s per trip of
-        the loop, so it stays below init + s * trips, with trips from the loop's main counter."""
-        if not isinstance(key, int) or len(self.gr.op(d).operands) != 3:
-            return None
-        for keep, inc in ((1, 2), (2, 1)):
-            if self.gr.defs(d, keep) != [key] or len(self.gr.defs(d, inc)) != 1:
-                continue
-            add = self.gr.defs(d, inc)[0]
-            step = self._step_of(add)
-            if step is None or key not in (self.gr.defs(add, 0) + self.gr.defs(add, 1)):
-                continue
-            trips = self._trip_count(key)
-            inits = [self._init_hi(x) for x in self.gr.defs(key, 0) if x != d]
-            init = [v for v in inits if v is not None]
-            if trips is None or not init or len(init) != len(inits):
-                return None
-            return max(init) + step * trips
-        return None
-
-    def _init_hi(self, n: int) -> int | None:
-        try:
-            return self.interval(self._value(n)).hi
-        except _Cycle:
-            return None
-
-    def _trip_count(self, phi: int) -> int | None:
-        """Trips of the loop headed by ``phi``'s block, from a sibling ``i += step while i < B`` counter."""
-        label = self.gr.op(phi).attrs.get("block")
-        best = None
-        for sib in self.gr.block_args.get(str(label), []):
-            if sib == phi:
-                continue
-            for d in self.gr.defs(sib, 0):
-                step = self._step_of(d)
-                if step is None or sib not in (self.gr.defs(d, 0) + self.gr.defs(d, 1)):
-                    continue
-                bounds = [b for c in (d, sib) if (b := self._compare_bound(c, ("slt", "ult", "sle", "ule")))]
-                inits = [self._init_hi(x) for x in self.gr.defs(sib, 0) if x != d]
-                if bounds and inits and None not in inits:
-                    lo = min(i for i in inits if i is not None)
-                    t = max(0, -(-(max(bounds) - lo) // step))
-                    best = t if best is None else min(best, t)
-        return best
-
-    def _wraparound_bound(self, d: int) -> int | None:
-        """``select(inc == B, reset, inc)`` or ``select(inc != B, inc, reset)`` with ``inc = j + 1``."""
-        op = self.gr.op(d)
-        if len(op.operands) != 3:
-            return None
-        conds = self.gr.defs(d, 0)
-        cond = self.gr.op(conds[0]) if len(conds) == 1 else None
-        if cond is None or cond.kind is not Kind.ICMP or cond.attrs.get("pred") not in ("eq", "ne"):
-            return None
-        s_inc, s_reset = (2, 1) if cond.attrs["pred"] == "eq" else (1, 2)
-        incs = self.gr.defs(d, s_inc)
-        reset = self._const_operand(d, s_reset)
-        if len(incs) != 1 or self._step_of(incs[0]) != 1 or reset is None or reset < 0:
-            return None
-        sides = [i for i in (0, 1) if incs[0] in self.gr.defs(conds[0], i)]
-        if not sides:
-            return None
-        try:
-            bv = self._operand(conds[0], 1 - sides[0])
-        except _Cycle:
-            return None
-        return max(self.interval(bv).hi - 1, reset)
 
     def _const_operand(self, n: int, slot: int) -> int | None:
         op = self.gr.op(n)
@@ -506,7 +316,7 @@ class Ranges:
                 if as_add is not None:
                     return as_add
             ia, ib = self.interval(a), self.interval(b)
-            return self._derived(n, _render(k, self.name(a), self.name(b)), _bitwise(k, ia, ib, w, op.signed), (a, b))
+            return self._derived(n, _render(k, self.name(a), self.name(b)), bitwise(k, ia, ib, w, op.signed), (a, b))
         if k is Kind.SELECT and len(op.operands) == 3:
             a, b = self._operand(n, 1), self._operand(n, 2)
             if a == b:
@@ -641,54 +451,3 @@ def _render(k: Kind, a: str, b: str) -> str:
     if k in _SYMBOL:
         return f"{_paren(a)} {_SYMBOL[k]} {_paren(b)}"
     return f"{k.value}({a}, {b})"
-
-
-def _tdiv(x: int, y: int) -> int:
-    q = abs(x) // abs(y)
-    return q if (x >= 0) == (y > 0) else -q
-
-
-def _bitwise(k: Kind, a: Interval, b: Interval, w: int, signed: bool | None) -> Interval:
-    """Sound intervals for the non-linear integer ops."""
-    full = signed_range(w)
-    if k in (Kind.LSHR, Kind.ASHR):
-        if b.lo < 0 or b.hi >= w:
-            return full if k is Kind.ASHR else unsigned_range(w)
-        if a.lo >= 0 or k is Kind.ASHR:
-            return Interval(a.lo >> b.hi if a.lo >= 0 else a.lo >> b.lo, a.hi >> b.lo if a.hi >= 0 else a.hi >> b.hi)
-        return Interval(0, ((1 << w) - 1) >> b.lo)
-    if k is Kind.AND:
-        if b.lo >= 0 and a.lo >= 0:
-            return Interval(0, min(a.hi, b.hi))
-        if b.lo >= 0:
-            return Interval(0, b.hi)
-        if a.lo >= 0:
-            return Interval(0, a.hi)
-        return full
-    if k in (Kind.OR, Kind.XOR):
-        if a.lo >= 0 and b.lo >= 0:
-            return Interval(0, (1 << max(a.hi, b.hi).bit_length()) - 1)
-        return full
-    if k is Kind.DIV:
-        if b.lo > 0 and (a.lo >= 0 or signed is not False):
-            # signed division truncates toward zero; the extremes are at the corners
-            qs = [_tdiv(x, y) for x in (a.lo, a.hi) for y in (b.lo, b.hi)]
-            return Interval(min(qs), max(qs))
-        return full
-    if k is Kind.REM:
-        if b.lo > 0:
-            return (
-                Interval(0, min(b.hi - 1, a.hi if a.lo >= 0 else b.hi - 1))
-                if a.lo >= 0
-                else Interval(-(b.hi - 1), b.hi - 1)
-            )
-        return full
-    if k is Kind.MIN:
-        return Interval(min(a.lo, b.lo), min(a.hi, b.hi))
-    if k is Kind.MAX:
-        return Interval(max(a.lo, b.lo), max(a.hi, b.hi))
-    if k is Kind.MULHI:
-        if a.lo >= 0 and b.lo >= 0:
-            return Interval(0, (a.hi * b.hi) >> w)
-        return full
-    return full

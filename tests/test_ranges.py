@@ -5,8 +5,9 @@ from __future__ import annotations
 from irbuild import FnBuilder
 
 from irscan import checks, dataflow
+from irscan.intervals import Interval
 from irscan.ir import Kind
-from irscan.ranges import Facts, Interval, Ranges
+from irscan.ranges import Facts, Ranges
 
 TENSOR = "!llvm.struct<(ptr<1>, struct<(struct<()>, struct<()>)>)>"
 

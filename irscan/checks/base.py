@@ -13,8 +13,9 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from irscan.dataflow import Graph
+from irscan.intervals import Affine, Interval, signed_range, unsigned_range
 from irscan.ir import MEMORY_KINDS, Kind, Op
-from irscan.ranges import Affine, Interval, Ranges, signed_range, unsigned_range
+from irscan.ranges import Ranges
 
 I32_SIGNED = signed_range(32)
 I32_UNSIGNED = unsigned_range(32)

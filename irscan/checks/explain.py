@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 from irscan.checks.base import Candidate, op_limit
 from irscan.dataflow import Graph
 from irscan.findings import Finding, Step
+from irscan.intervals import Affine, Interval
 from irscan.ir import MEMORY_KINDS, Kind, Op
-from irscan.ranges import Affine, Interval, Ranges
+from irscan.ranges import Ranges
 
 if TYPE_CHECKING:
     from irscan.checks import Context

@@ -1,0 +1,154 @@
+"""Bounds for loop-carried values, from the loops' own compares (a mixin of irscan/ranges.py).
+
+The DSL lowers its loops to blocks whose arguments carry the counters.  Three shapes cover what it
+emits: ``i = init; i += step while i < B`` (the counter can hold up to B - 1 + step), the wrap-around
+counter ``j = (j + 1 == B) ? 0 : j + 1`` of a flattened copy loop (never above B - 1), and the outer
+digit ``k = cond ? k + s : k`` of a flattened loop nest (at most init + s * trips).  Anything else
+stays unbounded in its type.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from irscan.ir import Kind
+
+if TYPE_CHECKING:
+    from irscan.dataflow import Graph
+    from irscan.intervals import Affine, Interval
+
+
+class Cycle(Exception):
+    """Raised when evaluation runs into a value that is being evaluated (a loop-carried value)."""
+
+
+class LoopBounds:
+    """Needs from its host: ``gr``, ``interval``, ``_operand``, ``_value`` and ``_const_operand``."""
+
+    gr: Graph
+
+    if TYPE_CHECKING:  # provided by the host class (irscan.ranges.Ranges)
+
+        def interval(self, a: Affine, least_harm: bool = False) -> Interval: ...
+        def _operand(self, n: int, slot: int) -> Affine: ...
+        def _value(self, n: int) -> Affine: ...
+        def _const_operand(self, n: int, slot: int) -> int | None: ...
+
+    def _induction_bound(self, cyclic: list[int], key: Any) -> int | None:
+        """The largest value a loop-carried join can hold, from the loop's own compare; None if unknown.
+
+        Two shapes the DSL emits: ``i = init; i += step while i < B`` (the join can carry up to
+        B - 1 + step), and the wrap-around counter ``j = (j + 1 == B) ? 0 : j + 1`` (never above B - 1).
+        """
+        best: int | None = None
+        for d in cyclic:
+            if self.gr.op(d).kind is Kind.SELECT:
+                v = self._wraparound_bound(d)
+                if v is None:
+                    v = self._odometer_bound(d, key)
+            else:
+                v = self._step_bound(d, key)
+            if v is None:
+                return None
+            best = v if best is None else max(best, v)
+        return best
+
+    def _step_of(self, d: int) -> int | None:
+        op = self.gr.op(d)
+        if op.kind is not Kind.ADD or len(op.operands) != 2:
+            return None
+        steps = [c for c in (self._const_operand(d, 0), self._const_operand(d, 1)) if c is not None]
+        return steps[0] if len(steps) == 1 and steps[0] > 0 else None
+
+    def _compare_bound(self, n: int, preds: tuple[str, ...]) -> int | None:
+        """Largest B of ``icmp pred n, B`` among n's users (``sle``/``ule`` count as B + 1)."""
+        bound = None
+        for u, slot in self.gr.users(n):
+            uop = self.gr.op(u)
+            pred = uop.attrs.get("pred", "")
+            if uop.kind is not Kind.ICMP or slot != 0 or pred not in preds:
+                continue
+            try:
+                bv = self._operand(u, 1)
+            except Cycle:
+                continue
+            b = self.interval(bv).hi + (1 if pred in ("sle", "ule") else 0)
+            bound = b if bound is None else max(bound, b)
+        return bound
+
+    def _step_bound(self, d: int, key: Any) -> int | None:
+        step = self._step_of(d)
+        if step is None:
+            return None
+        preds = ("slt", "ult", "sle", "ule") + (("ne",) if step == 1 else ())
+        # compares on the incremented value, or on the join itself (MLIR block argument)
+        bounds = [b for c in [d] + ([key] if isinstance(key, int) else []) if (b := self._compare_bound(c, preds))]
+        return max(bounds) - 1 + step if bounds else None
+
+    def _odometer_bound(self, d: int, key: Any) -> int | None:
+        """``k = cond ? k + s : k`` (the outer digit of a flattened loop nest): at most s per trip of
+        the loop, so it stays below init + s * trips, with trips from the loop's main counter."""
+        if not isinstance(key, int) or len(self.gr.op(d).operands) != 3:
+            return None
+        for keep, inc in ((1, 2), (2, 1)):
+            if self.gr.defs(d, keep) != [key] or len(self.gr.defs(d, inc)) != 1:
+                continue
+            add = self.gr.defs(d, inc)[0]
+            step = self._step_of(add)
+            if step is None or key not in (self.gr.defs(add, 0) + self.gr.defs(add, 1)):
+                continue
+            trips = self._trip_count(key)
+            inits = [self._init_hi(x) for x in self.gr.defs(key, 0) if x != d]
+            init = [v for v in inits if v is not None]
+            if trips is None or not init or len(init) != len(inits):
+                return None
+            return max(init) + step * trips
+        return None
+
+    def _init_hi(self, n: int) -> int | None:
+        try:
+            return self.interval(self._value(n)).hi
+        except Cycle:
+            return None
+
+    def _trip_count(self, phi: int) -> int | None:
+        """Trips of the loop headed by ``phi``'s block, from a sibling ``i += step while i < B`` counter."""
+        label = self.gr.op(phi).attrs.get("block")
+        best = None
+        for sib in self.gr.block_args.get(str(label), []):
+            if sib == phi:
+                continue
+            for d in self.gr.defs(sib, 0):
+                step = self._step_of(d)
+                if step is None or sib not in (self.gr.defs(d, 0) + self.gr.defs(d, 1)):
+                    continue
+                bounds = [b for c in (d, sib) if (b := self._compare_bound(c, ("slt", "ult", "sle", "ule")))]
+                inits = [self._init_hi(x) for x in self.gr.defs(sib, 0) if x != d]
+                if bounds and inits and None not in inits:
+                    lo = min(i for i in inits if i is not None)
+                    t = max(0, -(-(max(bounds) - lo) // step))
+                    best = t if best is None else min(best, t)
+        return best
+
+    def _wraparound_bound(self, d: int) -> int | None:
+        """``select(inc == B, reset, inc)`` or ``select(inc != B, inc, reset)`` with ``inc = j + 1``."""
+        op = self.gr.op(d)
+        if len(op.operands) != 3:
+            return None
+        conds = self.gr.defs(d, 0)
+        cond = self.gr.op(conds[0]) if len(conds) == 1 else None
+        if cond is None or cond.kind is not Kind.ICMP or cond.attrs.get("pred") not in ("eq", "ne"):
+            return None
+        s_inc, s_reset = (2, 1) if cond.attrs["pred"] == "eq" else (1, 2)
+        incs = self.gr.defs(d, s_inc)
+        reset = self._const_operand(d, s_reset)
+        if len(incs) != 1 or self._step_of(incs[0]) != 1 or reset is None or reset < 0:
+            return None
+        sides = [i for i in (0, 1) if incs[0] in self.gr.defs(conds[0], i)]
+        if not sides:
+            return None
+        try:
+            bv = self._operand(conds[0], 1 - sides[0])
+        except Cycle:
+            return None
+        return max(self.interval(bv).hi - 1, reset)
