@@ -268,10 +268,9 @@ def _safe_name(name: str, limit: int = 60) -> str:
 class Session:
     """An active capture: where modules go, and what has been captured so far."""
 
-    def __init__(self, out: str | os.PathLike[str], strict: bool = False, lineinfo: bool | None = None):
+    def __init__(self, out: str | os.PathLike[str], strict: bool = False):
         self.out = Path(out)
         self.strict = strict
-        self.lineinfo = lineinfo
         self.captures: list[Capture] = []
         self.errors: list[str] = []
         self.seconds = 0.0  # time our hook added on top of the compile itself
@@ -438,7 +437,7 @@ def capture(
             file=sys.stderr,
         )
     prepare_environment(arch, lineinfo)
-    session = Session(out, strict=strict, lineinfo=lineinfo)
+    session = Session(out, strict=strict)
     try:
         install()
     except Exception as exc:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from irscan.ir import Function, Kind, Module, Op, Operand, Param
+from irscan.ir import Function, Kind, Module, Op, Operand
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -146,11 +146,3 @@ def _ssa_edges(gr: Graph, fn: Function, ids: list[int]) -> list[tuple[int, int, 
                 if phi is not None and isinstance(v, str) and v in where:
                     edges.append((where[v], phi, 0))
     return edges
-
-
-def param_of(gr: Graph, n: int) -> Param | None:
-    op = gr.op(n)
-    if op.kind is Kind.ARG and "param" in op.attrs:
-        idx = op.attrs["param"]
-        return next((p for p in gr.fn.params if p.index == idx), None)
-    return None

@@ -7,8 +7,6 @@ import hashlib
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-SEVERITIES = ("must", "may")
-
 
 @dataclass
 class Step:

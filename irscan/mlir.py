@@ -66,8 +66,8 @@ from irscan.mlir_semantics import (
     LocSyntaxError,
     build_spec,
     finish_function,
+    finish_module,
     function_from_header,
-    loc_granularity,
     make_op,
     parse_loc_text,
     soup_info,
@@ -94,15 +94,9 @@ def parse_module(text: str, path: str, full: bool = False) -> ir.Module:
 
 def parse_file(path: str, full: bool = False) -> ir.Module:
     """:func:`parse_module` of a file; ``.xz`` files are decompressed."""
-    if path.endswith(".xz"):
-        import lzma
+    from irscan.resources import read_text
 
-        with lzma.open(path, "rt") as f:
-            text = f.read()
-    else:
-        with open(path) as f:
-            text = f.read()
-    return parse_module(text, path, full=full)
+    return parse_module(read_text(path), path, full=full)
 
 
 def op_sequence(module: ir.Module) -> list[tuple[int, str, tuple[str, ...]]]:
@@ -198,12 +192,7 @@ class _Assembler:
         for it in items:
             if isinstance(it, RawOp):
                 self._top(it, gpu=False)
-        m = self.module
-        m.opaque = dict(self.opaque)
-        m.attrs["structure"] = self.structure
-        m.attrs["loc_granularity"] = loc_granularity(m.functions)
-        m.attrs["path"] = "full"
-        return m
+        return finish_module(self.module, self.opaque, self.structure, "full")
 
     def _loc(self, rop: RawOp) -> ir.Loc | None:
         try:

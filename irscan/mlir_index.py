@@ -40,8 +40,8 @@ from irscan.mlir_semantics import (
     balanced,
     build_spec,
     finish_function,
+    finish_module,
     function_from_header,
-    loc_granularity,
     parse_loc_text,
     soup_info,
     soup_rtypes,
@@ -543,12 +543,7 @@ class _Indexer:
         if in_meta:
             raise IRSyntaxError(self.path, len(lines), 1, "unexpected end of input in file metadata", ["#-}"])
         self.resolve_late(resolver, late)
-        m_ = self.module
-        m_.opaque = dict(self.opaque)
-        m_.attrs["structure"] = self.structure
-        m_.attrs["loc_granularity"] = loc_granularity(m_.functions)
-        m_.attrs["path"] = "fast"
-        return m_
+        return finish_module(self.module, self.opaque, self.structure, "fast")
 
     def block_label(self, s: str, raw: str, lineno: int, types: dict[str, str]) -> ir.Block:
         k = s.rfind("  //")

@@ -771,6 +771,15 @@ def function_from_header(body: Body, line: int, gpu_module: bool, has_body: bool
     return ir.Function(name=info["name"], kernel=kernel, params=params, attrs=fattrs, line=line)
 
 
+def finish_module(m: ir.Module, opaque: Any, structure: Any, path: str) -> ir.Module:
+    """What both parse paths record on the module they built (``path``: "fast" or "full")."""
+    m.opaque = dict(opaque)
+    m.attrs["structure"] = structure
+    m.attrs["loc_granularity"] = loc_granularity(m.functions)
+    m.attrs["path"] = path
+    return m
+
+
 def loc_granularity(functions: list[ir.Function]) -> str:
     """ "line" when some kernel's ops point at two or more source lines (line info on), "function"
     when kernel ops carry at most the kernel's own line, "none" when they carry no file location."""

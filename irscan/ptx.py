@@ -43,68 +43,20 @@ scopes (inline asm) are renamed ``name@N`` so that they are unique per function 
 
 from __future__ import annotations
 
-import lzma
 from pathlib import Path
 
-from irscan.ir import Module
-from irscan.ptx_ast import (
-    Addr,
-    AddressSize,
-    AstOperand,
-    DeclName,
-    Dual,
-    FileDir,
-    Func,
-    Generic,
-    Imm,
-    Instr,
-    Label,
-    LocDir,
-    Neg,
-    ParamDecl,
-    Paren,
-    Pragma,
-    PtxAst,
-    Scope,
-    Section,
-    SymOff,
-    Target,
-    VarDecl,
-    Vec,
-    Version,
-)
+from irscan import ptx_ast
+from irscan.ir import SREG_RANGES, Module
+from irscan.ptx_ast import *  # noqa: F403 (the syntax tree is part of this facade's API)
 from irscan.ptx_fast import parse_ast
 from irscan.ptx_grammar import GRAMMAR_PATH, parse_tree
 from irscan.ptx_lower import lower
-from irscan.ptx_opcodes import SREG_RANGES
+from irscan.resources import read_text
 
 __all__ = [
+    *ptx_ast.__all__,
     "GRAMMAR_PATH",
     "SREG_RANGES",
-    "Addr",
-    "AddressSize",
-    "AstOperand",
-    "DeclName",
-    "Dual",
-    "FileDir",
-    "Func",
-    "Generic",
-    "Imm",
-    "Instr",
-    "Label",
-    "LocDir",
-    "Neg",
-    "ParamDecl",
-    "Paren",
-    "Pragma",
-    "PtxAst",
-    "Scope",
-    "Section",
-    "SymOff",
-    "Target",
-    "VarDecl",
-    "Vec",
-    "Version",
     "lower",
     "parse_ast",
     "parse_file",
@@ -112,14 +64,6 @@ __all__ = [
     "parse_tree",
     "read_text",
 ]
-
-
-def read_text(path: str | Path) -> str:
-    """Read a PTX file, ``.xz`` compressed or not."""
-    p = Path(path)
-    if p.suffix == ".xz":
-        return lzma.decompress(p.read_bytes()).decode()
-    return p.read_text()
 
 
 def parse_module(text: str, path: str = "<ptx>") -> Module:

@@ -12,6 +12,33 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+__all__ = [
+    "Addr",
+    "AddressSize",
+    "AstOperand",
+    "DeclName",
+    "Dual",
+    "FileDir",
+    "Func",
+    "Generic",
+    "Imm",
+    "Instr",
+    "Label",
+    "LocDir",
+    "Neg",
+    "ParamDecl",
+    "Paren",
+    "Pragma",
+    "PtxAst",
+    "Scope",
+    "Section",
+    "SymOff",
+    "Target",
+    "VarDecl",
+    "Vec",
+    "Version",
+]
+
 
 @dataclass(frozen=True, slots=True)
 class Imm:

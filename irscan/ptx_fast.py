@@ -62,24 +62,13 @@ _TO_EOL = re.compile(r"(?:[^\n{};\"]|\"(?:[^\"\\\n]|\\.)*\")*")
 _HEADER = re.compile(r"[^;{}\"]*")
 _SECTION = re.compile(r"[^{};]*\{[^{}]*\}")
 
-_EOL_DIRS = frozenset(
-    {
-        ".version",
-        ".target",
-        ".address_size",
-        ".file",
-        ".loc",
-        ".reqntid",
-        ".maxntid",
-        ".minnctapersm",
-        ".maxnreg",
-        ".explicitcluster",
-        ".reqnctapercluster",
-        ".maxclusterrank",
-        ".noreturn",
-        ".blocksareclusters",
-    }
-)
+#: performance directives of an .entry/.func header
+_PERF_NAMES = frozenset(
+    {".reqntid", ".maxntid", ".minnctapersm", ".maxnreg", ".explicitcluster", ".reqnctapercluster",
+     ".maxclusterrank", ".noreturn", ".blocksareclusters"}
+)  # fmt: skip
+#: directives that end at the end of their line
+_EOL_DIRS = frozenset({".version", ".target", ".address_size", ".file", ".loc"}) | _PERF_NAMES
 _HEADER_DIRS = frozenset({".visible", ".extern", ".weak", ".common", ".entry", ".func"})
 
 _STR = r'"(?:[^"\\\n]|\\.)*"'
@@ -449,19 +438,6 @@ _HEADER_RE = re.compile(
     r"\s*(?:\(([^()]*)\))?((?:\s*\.\w+(?:\s+\d+(?:\s*,\s*\d+)*)?)*)\s*$"
 )
 _PERF_RE = re.compile(r"(\.\w+)(?:\s+(\d+(?:\s*,\s*\d+)*))?")
-_PERF_NAMES = frozenset(
-    {
-        ".reqntid",
-        ".maxntid",
-        ".minnctapersm",
-        ".maxnreg",
-        ".explicitcluster",
-        ".reqnctapercluster",
-        ".maxclusterrank",
-        ".noreturn",
-        ".blocksareclusters",
-    }
-)
 
 
 def _fast_params(text: str | None) -> tuple[ParamDecl, ...] | None:

@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from irscan import ir
-from irscan.ir import Block, Function, Kind, Loc, Module, Op, Param, Successor
+from irscan.ir import SREG_RANGES, Block, Function, Kind, Loc, Module, Op, Param, Successor
 from irscan.ptx_ast import (
     Addr,
     AddressSize,
@@ -46,7 +46,6 @@ from irscan.ptx_ast import (
 )
 from irscan.ptx_opcodes import (
     NORM_KINDS,
-    SREG_RANGES,
     SREGS_OPEN,
     TYPE_BYTES,
     OpcodeRule,

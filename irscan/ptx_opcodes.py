@@ -4,7 +4,7 @@
 ``setp.lt.u64``) into an :class:`OpcodeRule`: the :class:`irscan.ir.Kind`, width, source width,
 signedness, whether the first operand is a result, the state spaces named, whether an OPAQUE op is
 worth counting.  Alongside it, the facts that depend on nothing but the ISA: the type tables, the
-special registers and their ranges (:data:`SREG_RANGES`), and how an integer immediate reads in the
+special registers (ranges from :data:`irscan.ir.SREG_RANGES`), and how an integer immediate reads in the
 operation's type (:func:`norm_int`).  :mod:`irscan.ptx_lower` applies all this to each instruction;
 keeping the tables apart keeps that module about structure (functions, blocks, names, operands).
 """
@@ -35,18 +35,6 @@ TYPE_BYTES = {
 _SPACES = frozenset({"global", "shared", "local", "const", "param", "generic"})
 
 #: %sreg -> inclusive ISA limits (PTX ISA "Special Registers"; launch limits of sm_80 .. sm_100).
-SREG_RANGES: dict[str, tuple[int, int]] = {
-    "tid.x": (0, 1023), "tid.y": (0, 1023), "tid.z": (0, 63),
-    "ntid.x": (1, 1024), "ntid.y": (1, 1024), "ntid.z": (1, 64),
-    "ctaid.x": (0, 2**31 - 1), "ctaid.y": (0, 65534), "ctaid.z": (0, 65534),
-    "nctaid.x": (1, 2**31 - 1), "nctaid.y": (1, 65535), "nctaid.z": (1, 65535),
-    "laneid": (0, 31), "warpid": (0, 63), "nwarpid": (1, 64),
-    "clusterid.x": (0, 2**31 - 1), "clusterid.y": (0, 65534), "clusterid.z": (0, 65534),
-    "nclusterid.x": (1, 2**31 - 1), "nclusterid.y": (1, 65535), "nclusterid.z": (1, 65535),
-    "cluster_ctaid.x": (0, 15), "cluster_ctaid.y": (0, 15), "cluster_ctaid.z": (0, 15),
-    "cluster_nctaid.x": (1, 16), "cluster_nctaid.y": (1, 16), "cluster_nctaid.z": (1, 16),
-    "cluster_ctarank": (0, 15), "cluster_nctarank": (1, 16),
-}  # fmt: skip
 #: special registers without a fixed range (still SREG, attrs["range"] absent)
 SREGS_OPEN = frozenset(
     {"smid", "nsmid", "gridid", "clock", "clock_hi", "clock64", "globaltimer", "globaltimer_lo",

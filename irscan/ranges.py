@@ -23,7 +23,7 @@ from typing import Any
 
 from irscan.dataflow import Graph
 from irscan.intervals import Affine, Interval, bitwise, free_range, signed_range
-from irscan.ir import Kind, Op
+from irscan.ir import SREG_RANGES, Kind, Op
 from irscan.loops import Cycle, LoopBounds
 from irscan.params import Field, field_by_offset, field_by_path, tensor_fields
 
@@ -37,6 +37,9 @@ class Atom:
     node: int | None = None
     opaque: bool = False  # the analysis could not see what produced it
     factors: tuple[Affine, Affine] | None = None  # for a product of two non-constant values
+    #: computed from something scaled: a product, a shift by a variable, or a term with a coefficient
+    #: other than 1 (checks/__init__.py: `may` needs a scaled free input)
+    scaled: bool = False
 
 
 #: longest expression spelled out in a derived input's name
@@ -45,17 +48,6 @@ NAME_LIMIT = 80
 #: warp shuffles, by op-name prefix: the operand slot of the value being shuffled
 SHUFFLES = {"nvvm.shfl.sync": 1, "shfl.sync": 0}
 
-#: PTX ISA limits of special registers, for reads the IR gives no range (inclusive)
-ISA_LIMITS = {
-    "tid.x": (0, 1023), "tid.y": (0, 1023), "tid.z": (0, 63),
-    "ntid.x": (1, 1024), "ntid.y": (1, 1024), "ntid.z": (1, 64),
-    "ctaid.x": (0, 2**31 - 2), "ctaid.y": (0, 65534), "ctaid.z": (0, 65534),
-    "laneid": (0, 31), "warpid": (0, 63), "nwarpid": (1, 64),
-    "cluster.ctarank": (0, 15), "cluster.nctarank": (1, 16),
-    "cluster.ctaid.x": (0, 15), "cluster.ctaid.y": (0, 15), "cluster.ctaid.z": (0, 15),
-    "cluster.nctaid.x": (1, 16), "cluster.nctaid.y": (1, 16), "cluster.nctaid.z": (1, 16),
-    "ctarank": (0, 15), "nctarank": (1, 16),
-}  # fmt: skip
 
 SREG_LAUNCH = {"tid": "block", "ntid": "block", "ctaid": "grid", "nctaid": "grid"}
 
@@ -246,14 +238,18 @@ class Ranges(LoopBounds):
     def _opaque_atom(self, key: Any, name: str, width: int) -> Affine:
         return self._atom(key, name, free_range(width), False, opaque=True)
 
-    def _derived(self, n: int, name: str, iv: Interval, inputs: Iterable[Affine]) -> Affine:
+    def _derived(self, n: int, name: str, iv: Interval, inputs: Iterable[Affine], scales: bool = False) -> Affine:
+        """A new atom computed from ``inputs``; ``scales``: the op itself scales (product, variable shift)."""
+        inputs = tuple(inputs)
         fixed = all(self._fixed(a) for a in inputs)
         if iv.lo == iv.hi:
             return Affine.of_const(iv.lo)
         if len(name) > NAME_LIMIT:  # a nest of selects and divisions reads worse than the IR value's name
             op = self.gr.op(n)
             name = f"{op.results[0] if op.results else op.name} (IR line {op.line})"
-        return self._atom(n, name, iv, fixed)
+        res = self._atom(n, name, iv, fixed)
+        self.atoms[n].scaled = scales or any(abs(c) != 1 or self.atoms[k].scaled for a in inputs for k, c in a.terms)
+        return res
 
     def trailing_zeros(self, a: Affine) -> int:
         """How many low bits of ``a`` are known to be zero (from its coefficients and constant)."""
@@ -306,7 +302,7 @@ class Ranges(LoopBounds):
             a, b = opnds()
             if b.is_const() and 0 <= b.const < 64:
                 return a.scale(1 << b.const)
-            return self._derived(n, f"{self.name(a)} << {self.name(b)}", signed_range(w), (a, b))
+            return self._derived(n, f"{self.name(a)} << {self.name(b)}", signed_range(w), (a, b), scales=True)
         if k in (Kind.LSHR, Kind.ASHR, Kind.AND, Kind.OR, Kind.XOR, Kind.DIV, Kind.REM, Kind.MIN, Kind.MAX, Kind.MULHI):
             if len(op.operands) < 2:
                 return self._opaque_atom(n, op.name, w)
@@ -343,7 +339,7 @@ class Ranges(LoopBounds):
         if b.is_const():
             return a.scale(b.const)
         name = f"{_paren(self.name(a))}*{_paren(self.name(b))}"
-        prod = self._derived(n, name, self.interval(a).times(self.interval(b)), (a, b))
+        prod = self._derived(n, name, self.interval(a).times(self.interval(b)), (a, b), scales=True)
         if prod.terms:
             self.atoms[prod.terms[0][0]].factors = (a, b)
         return prod
@@ -359,7 +355,7 @@ class Ranges(LoopBounds):
             if base in ("ntid", "nctaid"):
                 return Affine.of_const(d)
             return self._atom(n, sreg, Interval(0, d - 1), True)
-        r = op.attrs.get("range") or ISA_LIMITS.get(sreg)
+        r = op.attrs.get("range") or SREG_RANGES.get(sreg.replace("cluster.", "cluster_"))
         iv = Interval(int(r[0]), int(r[1])) if r else free_range(op.width or 32)
         if base == "tid" and self.facts.max_block and 0 <= axis < len(self.facts.max_block):
             iv = Interval(0, min(iv.hi, self.facts.max_block[axis] - 1))

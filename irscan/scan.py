@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import lzma
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from irscan import checks, dataflow, twins
+from irscan.capture import META_FILE, find_captures, load
 from irscan.findings import Finding
 from irscan.ir import IRKind, Module
 from irscan.ranges import Facts, Ranges
+from irscan.resources import read_text
 
 
 @dataclass
@@ -20,7 +19,6 @@ class ScanResult:
     findings: list[Finding] = field(default_factory=list)
     kernels: list[dict[str, Any]] = field(default_factory=list)  # what was scanned
     unseen: dict[str, int] = field(default_factory=dict)  # op names the analysis could not see into
-    timings: dict[str, float] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
 
     def extend(self, other: ScanResult) -> None:
@@ -28,15 +26,7 @@ class ScanResult:
         self.kernels += other.kernels
         for k, v in other.unseen.items():
             self.unseen[k] = self.unseen.get(k, 0) + v
-        for k, t in other.timings.items():
-            self.timings[k] = self.timings.get(k, 0.0) + t
         self.errors += other.errors
-
-
-def read_text(path: Path) -> str:
-    if path.suffix == ".xz":
-        return lzma.decompress(path.read_bytes()).decode()
-    return path.read_text()
 
 
 def detect_ir(path: Path, text: str) -> IRKind:
@@ -74,15 +64,10 @@ def scan_module(module: Module, meta: dict[str, Any] | None = None) -> ScanResul
         if not fn.blocks:
             continue
         km = kernels_meta.get(fn.name, {})
-        t0 = time.perf_counter()
         gr = dataflow.build(module, fn, reaching)
-        t1 = time.perf_counter()
         rg = Ranges(gr, Facts.of(fn.attrs, km.get("launch")), km.get("args", []))
         ctx = checks.Context(fn.name, module.path, km.get("file"), km.get("line"))
         found = checks.run(gr, rg, ctx)
-        t2 = time.perf_counter()
-        res.timings["graph"] = res.timings.get("graph", 0.0) + t1 - t0
-        res.timings["analysis"] = res.timings.get("analysis", 0.0) + t2 - t1
         res.findings += found
         opaque_atoms = sorted({a.name for a in rg.atoms.values() if a.opaque})
         res.kernels.append(
@@ -97,11 +82,8 @@ def scan_module(module: Module, meta: dict[str, Any] | None = None) -> ScanResul
 def scan_file(path: Path, meta: dict[str, Any] | None = None) -> ScanResult:
     text = read_text(path)
     ir = detect_ir(path, text)
-    t0 = time.perf_counter()
     module = parse(text, str(path), ir)
-    parse_s = time.perf_counter() - t0
     res = scan_module(module, meta)
-    res.timings[f"parse_{ir}"] = res.timings.get(f"parse_{ir}", 0.0) + parse_s
     return res
 
 
@@ -115,9 +97,13 @@ def ir_files(folder: Path) -> list[Path]:
     return out
 
 
+def _meta(folder: Path) -> dict[str, Any] | None:
+    """The capture's meta.json (launch facts and layouts that the IR text alone does not carry)."""
+    return load(folder).meta if (folder / META_FILE).exists() else None
+
+
 def scan_capture(folder: Path, irs: tuple[str, ...] = ("mlir", "ptx")) -> ScanResult:
-    meta_path = folder / "meta.json"
-    meta = json.loads(meta_path.read_text()) if meta_path.exists() else None
+    meta = _meta(folder)
     res = ScanResult()
     for f in ir_files(folder):
         if detect_ir(f, "") in irs:
@@ -130,8 +116,6 @@ def scan_capture(folder: Path, irs: tuple[str, ...] = ("mlir", "ptx")) -> ScanRe
 
 def scan_paths(paths: list[Path], irs: tuple[str, ...] = ("mlir", "ptx")) -> ScanResult:
     """Files or capture folders (searched recursively for meta.json)."""
-    from irscan.capture import find_captures
-
     res = ScanResult()
     for p in paths:
         if p.is_dir():
@@ -141,9 +125,7 @@ def scan_paths(paths: list[Path], irs: tuple[str, ...] = ("mlir", "ptx")) -> Sca
             for c in caps:
                 res.extend(scan_capture(c, irs))
         elif p.exists():
-            meta = None
-            if (p.parent / "meta.json").exists():
-                meta = json.loads((p.parent / "meta.json").read_text())
+            meta = _meta(p.parent)
             res.extend(scan_file(p, meta))
         else:
             raise FileNotFoundError(f"{p}: no such file or folder")

@@ -197,10 +197,7 @@ def evaluate(gr: Graph, rg: Ranges, w: Widening) -> Candidate | None:
             if _leaves(iv, lim):
                 culprit = d
                 break
-    scaled = any(
-        not rg.atoms[k].fixed and (abs(c) >= 2 or "*" in rg.atoms[k].name or "<<" in rg.atoms[k].name)
-        for k, c in value.terms
-    )
+    scaled = any(not rg.atoms[k].fixed and (abs(c) >= 2 or rg.atoms[k].scaled) for k, c in value.terms)
     return Candidate(w, value, limit, sinks, sl, culprit, narrowing, must, scaled)
 
 

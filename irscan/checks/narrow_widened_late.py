@@ -12,7 +12,6 @@ from irscan.checks.base import Candidate
 from irscan.dataflow import Graph
 
 ID = "narrow-widened-late"
-TITLE = "32-bit index arithmetic widened to 64 bits only after it can wrap"
 
 
 def applies(gr: Graph, c: Candidate) -> bool:

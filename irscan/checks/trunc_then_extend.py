@@ -13,7 +13,6 @@ from irscan.checks.base import Candidate
 from irscan.dataflow import Graph
 
 ID = "trunc-then-extend"
-TITLE = "64-bit value truncated to 32 bits, then extended again into an address"
 
 
 def applies(gr: Graph, c: Candidate) -> bool:
