@@ -5,7 +5,7 @@ The .pth line makes ``IRSCAN_CAPTURE=DIR`` work for any Python process; it impor
 that variable is set.  It is copied to the root of the build tree, so a wheel carries it at its root
 and the installer puts it straight into site-packages, whatever the Python version or platform.
 setuptools' editable installs (PEP 660) skip such files; ``irscan capture``/``irscan audit`` do not
-need the .pth (they use irscan/_boot), and the README says so.
+need the .pth (they use irscan/capturing/_boot), and the README says so.
 """
 
 from pathlib import Path

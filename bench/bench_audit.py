@@ -93,8 +93,8 @@ def _recorded(name: str) -> float | None:
 def worker(name: str, repeat: int) -> dict[str, Any]:
     global IMPORT_S
     t0 = time.perf_counter()
-    from irscan import mlir, ptx
-    from irscan.scan import scan_module
+    from irscan.frontend import mlir, ptx
+    from irscan.pipeline import scan_module
 
     IMPORT_S = time.perf_counter() - t0
 

@@ -8,18 +8,18 @@ __version__ = "0.1.0"
 __all__ = ["capture", "audit", "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from irscan.capture import capture
+    from irscan.capturing.hook import capture
 
 
 def __getattr__(name: str) -> Any:
     # Lazy, so that `import irscan` never imports the DSL (capture must be able to set its
     # environment variables before the first `import cutlass`).
     if name == "capture":
-        from irscan.capture import capture
+        from irscan.capturing.hook import capture
 
         return capture
     if name == "audit":
-        from irscan.auditing import audit
+        from irscan.pipeline import audit
 
         return audit
     raise AttributeError(name)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from irscan.scan import ScanResult
+    from irscan.pipeline import ScanResult
 
 EXIT_FINDINGS, EXIT_USAGE = 1, 2
 
@@ -41,8 +41,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_capture(args: argparse.Namespace) -> int:
-    from irscan.capture import find_captures
-    from irscan.runner import run_program
+    from irscan.capturing.hook import find_captures
+    from irscan.capturing.runner import run_program
 
     out = Path(args.out)
     before = set(find_captures(out)) if out.exists() else set()
@@ -59,7 +59,8 @@ def cmd_capture(args: argparse.Namespace) -> int:
 
 
 def _emit(res: ScanResult, fmt: str, environment: dict[str, Any] | None = None) -> None:
-    from irscan.report import json_report, text
+    from irscan.report import json as json_report
+    from irscan.report import text
 
     if fmt == "json":
         print(json_report.render(res.findings, res.kernels, res.unseen, environment=environment, errors=res.errors))
@@ -78,9 +79,8 @@ def _irs(value: str) -> tuple[str, ...]:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from irscan.auditing import reaches
     from irscan.ir import IRSyntaxError
-    from irscan.scan import scan_paths
+    from irscan.pipeline import reaches, scan_paths
 
     try:
         res = scan_paths([Path(p) for p in args.paths], _irs(args.ir))
@@ -96,10 +96,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from irscan.auditing import reaches, scan_safely
-    from irscan.capture import dsl_environment
+    from irscan.capturing.hook import dsl_environment
+    from irscan.capturing.runner import run_program
     from irscan.ir import IRSyntaxError
-    from irscan.runner import run_program
+    from irscan.pipeline import reaches, scan_safely
 
     tmp = None if args.out else tempfile.TemporaryDirectory(prefix="irscan-audit-")
     out = Path(args.out or tmp.name)  # type: ignore[union-attr]

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from irscan.capture import DEFAULT_ARCH, NO_CACHE_ENV, _has_gpu
-from irscan.runner import BOOT_DIR
+from irscan.capturing.hook import DEFAULT_ARCH, NO_CACHE_ENV, _has_gpu
+from irscan.capturing.runner import BOOT_DIR
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -324,7 +324,7 @@ def test_strict_raises(api, scenario, why):
 
 
 def test_env_var_with_boot_dir_captures_an_unmodified_program(run_python, tmp_path):
-    """What `irscan capture` does, by hand: IRSCAN_CAPTURE=DIR and irscan/_boot on PYTHONPATH."""
+    """What `irscan capture` does, by hand: IRSCAN_CAPTURE=DIR and irscan/capturing/_boot on PYTHONPATH."""
     out = tmp_path / "cap"
     proc = run_python(COMPILE, "copy", env={"IRSCAN_CAPTURE": str(out), "PYTHONPATH": BOOT_DIR})
     assert proc.returncode == 0, proc.stderr

@@ -123,7 +123,7 @@ def test_audit_context_manager_in_code(tmp_path: Path) -> None:
         "try:\n"
         "    with irscan.audit(fail_on='must', report=False):\n"
         f"        runpy.run_path({str(FIXTURES / 'unseen_kernel.py')!r})\n"
-        "except irscan.auditing.AuditError as e:\n"
+        "except irscan.pipeline.AuditError as e:\n"
         "    print('raised', len(e.findings))\n"
     )
     p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
@@ -135,7 +135,7 @@ def test_audit_scan_fails_open_per_capture(tmp_path: Path) -> None:
     """A capture irscan cannot read is reported; the others are still scanned (strict makes it fatal)."""
     import shutil
 
-    from irscan.auditing import scan_safely
+    from irscan.pipeline import scan_safely
 
     good = next((CAPTURES / "elementwise_static_100k").iterdir())
     shutil.copytree(good, tmp_path / "000_good")

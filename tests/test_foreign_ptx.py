@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from irscan.scan import scan_paths
+from irscan.pipeline import scan_paths
 
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from irscan.findings import Finding
-from irscan.scan import scan_paths
+from irscan.pipeline import scan_paths
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 MANIFEST = json.loads((CORPUS / "manifest.json").read_text())

@@ -1,4 +1,4 @@
-"""The fast MLIR path (irscan.mlir_index) against the whole-grammar path, and how long each takes.
+"""The fast MLIR path (irscan.frontend.mlir.indexer) against the whole-grammar path, and how long each takes.
 
 On every corpus capture, the tiny capture and the syntax module of test_mlir_grammar:
 ``parse_module(text)`` (line indexer + grammar for the ops that matter) and ``parse_module(text,
@@ -21,7 +21,10 @@ from pathlib import Path
 import pytest
 from test_mlir_grammar import BIG, CORPUS, REPO, native, read, rel, syntax_file, tiny  # noqa: F401 (fixtures)
 
-from irscan import ir, mlir, mlir_index
+from irscan import ir
+from irscan.frontend import mlir
+from irscan.frontend.mlir import assemble as mlir_assemble
+from irscan.frontend.mlir import indexer as mlir_index
 
 _FULL: dict[str, tuple[ir.Module, float]] = {}
 
@@ -98,7 +101,7 @@ def test_fast_path_finds_truncation_itself(monkeypatch, syntax_file) -> None:  #
     def no_full(text: str, path: str) -> ir.Module:
         raise AssertionError("the fast path deferred to the full parse")
 
-    monkeypatch.setattr(mlir, "_parse_full", no_full)
+    monkeypatch.setattr(mlir_assemble, "_parse_full", no_full)
     lines = syntax_file.read_text().split("\n")
     for cut in (12, 30, len(lines) - 8):
         with pytest.raises(ir.IRSyntaxError) as ei:

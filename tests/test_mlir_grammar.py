@@ -1,4 +1,4 @@
-"""grammars/mlir.lark and the MLIR front end (irscan.mlir) against the DSL's own parser.
+"""grammars/mlir.lark and the MLIR front end (irscan.frontend.mlir) against the DSL's own parser.
 
 Oracle: for every corpus capture (``corpus/captures/**/module.mlir``, ``corpus/thirdparty/**/
 module.mlir.xz``), a capture of this file's own kernel, and a hand-written module that exercises the
@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from irscan import ir, mlir
+from irscan import ir
+from irscan.frontend import mlir
 from irscan.ir import Kind
 
 REPO = Path(__file__).resolve().parents[1]
@@ -176,7 +177,7 @@ NATIVE_WALK = r"""
 import json, lzma, sys, time
 import cutlass.cute  # registers the DSL's dialects with every Context made afterwards
 from cutlass._mlir import ir
-from irscan.mlir import strip_locations
+from irscan.frontend.mlir import strip_locations
 
 ctx = ir.Context()
 ctx.allow_unregistered_dialects = True
@@ -258,7 +259,7 @@ def test_corpus_present_or_skipped() -> None:
 
 
 def test_grammar_is_lalr_with_contextual_lexer() -> None:
-    from irscan.mlir_grammar import parser
+    from irscan.frontend.mlir.grammar import parser
 
     lk = parser().lark
     assert lk.options.parser == "lalr" and lk.options.lexer == "contextual"
@@ -335,7 +336,7 @@ def test_crlf_and_no_locations(syntax_file) -> None:
 
 
 def test_types_and_sizes() -> None:
-    from irscan.mlir_grammar import parse_type, type_size
+    from irscan.frontend.mlir.grammar import parse_type, type_size
 
     cases = {
         "i32": 4,

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from irscan import ptx
+from irscan.analysis.reaching import reaching_definitions
+from irscan.frontend import ptx
+from irscan.frontend.ptx.printer import print_module
 from irscan.ir import Kind, Loc, Op
-from irscan.ptx_print import print_module
-from irscan.reaching import reaching_definitions
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS_PTX = sorted(

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from irscan import ptx
+from irscan.frontend import ptx
+from irscan.frontend.ptx.printer import print_module
 from irscan.ir import IRSyntaxError, Kind
-from irscan.ptx_print import print_module
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS_PTX = sorted(

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from irbuild import FnBuilder
 
-from irscan import checks, dataflow
-from irscan.intervals import Interval
+from irscan import checks
+from irscan.analysis import dataflow
+from irscan.analysis.intervals import Interval
+from irscan.analysis.ranges import Facts, Ranges
 from irscan.ir import Kind
-from irscan.ranges import Facts, Ranges
 
 TENSOR = "!llvm.struct<(ptr<1>, struct<(struct<()>, struct<()>)>)>"
 

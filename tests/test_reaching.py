@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from irscan import ptx
+from irscan.analysis.reaching import GUARD, cfg_successors, reaching_definitions
+from irscan.frontend import ptx
 from irscan.ir import Function
-from irscan.reaching import GUARD, cfg_successors, reaching_definitions
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS_PTX = sorted(

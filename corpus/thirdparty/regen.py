@@ -234,7 +234,7 @@ def package_versions() -> dict[str, str]:
 
 
 def _set_env(arch: str) -> None:
-    from irscan.capture import prepare_environment
+    from irscan.capturing.hook import prepare_environment
 
     prepare_environment(arch, lineinfo=True)
     os.environ["QUACK_CACHE_ENABLED"] = "0"
@@ -395,7 +395,7 @@ def worker(name: str, out: Path, repeat: int) -> dict[str, Any]:
     _set_env(arch)
     import cutlass.cute as cute
 
-    from irscan.capture import capture
+    from irscan.capturing.hook import capture
 
     timer = _CompileTimer(cute.compile)
     cute.compile = timer

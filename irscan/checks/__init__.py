@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from irscan.analysis.dataflow import Graph
+from irscan.analysis.ranges import Ranges
 from irscan.checks import narrow_widened_late, trunc_then_extend
 from irscan.checks.base import evaluate, widening_points
 from irscan.checks.explain import explain
-from irscan.dataflow import Graph
 from irscan.findings import Finding
-from irscan.ranges import Ranges
 
 CHECKS = (narrow_widened_late, trunc_then_extend)
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from irscan.dataflow import Graph
-from irscan.intervals import Affine, Interval, signed_range, unsigned_range
+from irscan.analysis.dataflow import Graph
+from irscan.analysis.intervals import Affine, Interval, signed_range, unsigned_range
+from irscan.analysis.ranges import Ranges
 from irscan.ir import MEMORY_KINDS, Kind, Op
-from irscan.ranges import Ranges
 
 I32_SIGNED = signed_range(32)
 I32_UNSIGNED = unsigned_range(32)

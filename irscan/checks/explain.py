@@ -7,12 +7,12 @@ from __future__ import annotations
 import linecache
 from typing import TYPE_CHECKING, Any
 
+from irscan.analysis.dataflow import Graph
+from irscan.analysis.intervals import Affine, Interval
+from irscan.analysis.ranges import Ranges
 from irscan.checks.base import Candidate, op_limit
-from irscan.dataflow import Graph
 from irscan.findings import Finding, Step
-from irscan.intervals import Affine, Interval
 from irscan.ir import MEMORY_KINDS, Kind, Op
-from irscan.ranges import Ranges
 
 if TYPE_CHECKING:
     from irscan.checks import Context

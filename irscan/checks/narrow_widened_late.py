@@ -8,8 +8,8 @@ corpus/programs (manifest.json, check "narrow-widened-late").
 
 from __future__ import annotations
 
+from irscan.analysis.dataflow import Graph
 from irscan.checks.base import Candidate
-from irscan.dataflow import Graph
 
 ID = "narrow-widened-late"
 

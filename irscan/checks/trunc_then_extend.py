@@ -9,8 +9,8 @@ Examples: corpus/programs (manifest.json, check "trunc-then-extend").
 
 from __future__ import annotations
 
+from irscan.analysis.dataflow import Graph
 from irscan.checks.base import Candidate
-from irscan.dataflow import Graph
 
 ID = "trunc-then-extend"
 

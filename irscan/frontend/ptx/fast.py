@@ -1,12 +1,12 @@
 """The fast PTX parser: compiled regexes split the text into statements and decode the common ones.
 
-Compiler output is megabytes of a few statement shapes, and the grammar (:mod:`irscan.ptx_grammar`)
+Compiler output is megabytes of a few statement shapes, and the grammar (:mod:`irscan.frontend.ptx.grammar`)
 reads about 0.45 MB/s, as long as a big compile takes.  :func:`parse_ast` decodes instructions,
 labels, scopes, ``.loc``, declarations and function headers itself, caching every distinct operand
 text (they repeat massively); a statement it does not know goes to the grammar on its own.  Anything it
 cannot place, and any error, sends the whole text to the grammar, so bad input raises the grammar's
 :class:`irscan.ir.IRSyntaxError` and odd but valid input gets the grammar's tree.  The result equals
-:func:`irscan.ptx_grammar.parse_tree`'s, which the tests check on the corpus and on fuzzed text.
+:func:`irscan.frontend.ptx.grammar.parse_tree`'s, which the tests check on the corpus and on fuzzed text.
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from irscan.ir import IRSyntaxError
-from irscan.ptx_ast import (
+from irscan.frontend.ptx.ast import (
     Addr,
     AddressSize,
     AstOperand,
@@ -39,7 +38,8 @@ from irscan.ptx_ast import (
     Vec,
     Version,
 )
-from irscan.ptx_grammar import Bail, blank_comments, int_value, lark_parse, one_line
+from irscan.frontend.ptx.grammar import Bail, blank_comments, int_value, lark_parse, one_line
+from irscan.ir import IRSyntaxError
 
 _WS = re.compile(r"[ \t\r\n\f]*")
 _NAME_P = r"(?:%[\w$]+|[A-Za-z_$][\w$]*)"  # a register or an identifier

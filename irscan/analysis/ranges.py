@@ -21,11 +21,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from irscan.dataflow import Graph
-from irscan.intervals import Affine, Interval, bitwise, free_range, signed_range
+from irscan.analysis.dataflow import Graph
+from irscan.analysis.intervals import Affine, Interval, bitwise, free_range, signed_range
+from irscan.analysis.loops import Cycle, LoopBounds
+from irscan.analysis.params import Field, field_by_offset, field_by_path, tensor_fields
 from irscan.ir import SREG_RANGES, Kind, Op
-from irscan.loops import Cycle, LoopBounds
-from irscan.params import Field, field_by_offset, field_by_path, tensor_fields
 
 
 @dataclass(slots=True)

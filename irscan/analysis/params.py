@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from irscan.textsplit import split_top
+from irscan.frontend.text import split_top
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
-"""PTX syntax tree (:mod:`irscan.ptx_ast`) -> :class:`irscan.ir.Module`, the vocabulary both IRs share.
+"""PTX syntax tree (:mod:`irscan.frontend.ptx.ast`) -> :class:`irscan.ir.Module`, the vocabulary both IRs share.
 
 :func:`lower` walks the tree once: module attributes (version, target, globals, the ``.file``
 table), functions and their params (with byte sizes), blocks and control flow (labels, branches,
 fall-through), ``.loc`` -> :class:`~irscan.ir.Loc`, and each instruction as an :class:`~irscan.ir.Op`
-whose kind, width and signedness come from :func:`irscan.ptx_opcodes.opcode_rule`.  Operands are
+whose kind, width and signedness come from :func:`irscan.frontend.ptx.opcodes.opcode_rule`.  Operands are
 flattened (``[%rd4+16]`` -> ``"%rd4"`` with ``attrs["disp"]``), state spaces given to addresses,
 integer immediates read as the instruction's type sees them (``mul.hi.u32 .., -1431655765`` ->
 2863311531); ``Op.flags`` holds the opcode's modifiers.
@@ -21,8 +21,7 @@ import re
 from typing import Any
 
 from irscan import ir
-from irscan.ir import SREG_RANGES, Block, Function, Kind, Loc, Module, Op, Param, Successor
-from irscan.ptx_ast import (
+from irscan.frontend.ptx.ast import (
     Addr,
     AddressSize,
     DeclName,
@@ -44,7 +43,7 @@ from irscan.ptx_ast import (
     Vec,
     Version,
 )
-from irscan.ptx_opcodes import (
+from irscan.frontend.ptx.opcodes import (
     NORM_KINDS,
     SREGS_OPEN,
     TYPE_BYTES,
@@ -53,6 +52,7 @@ from irscan.ptx_opcodes import (
     norm_int,
     opcode_rule,
 )
+from irscan.ir import SREG_RANGES, Block, Function, Kind, Loc, Module, Op, Param, Successor
 
 
 class _FnCtx:

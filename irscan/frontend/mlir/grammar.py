@@ -1,13 +1,13 @@
 """``grammars/mlir.lark`` loaded as an LALR parser whose transformer yields plain Python objects.
 
 The grammar is data; this module turns its parse into the small records the MLIR front end
-(:mod:`irscan.mlir`) assembles into :mod:`irscan.ir` objects:
+(:mod:`irscan.frontend.mlir`) assembles into :mod:`irscan.ir` objects:
 
 * :class:`Ty`: a type, with its printed text and what the analysis asks of it (int width, pointer
   address space, struct fields, byte size);
 * :class:`Body`: one op's parsed details (name, operands in order, successors, result types and a
   small ``info`` dict whose keys depend on the op's rule);
-* location expressions as tuples (see :func:`resolve_loc` in :mod:`irscan.mlir_semantics`);
+* location expressions as tuples (see :func:`resolve_loc` in :mod:`irscan.frontend.mlir.semantics`);
 * :class:`RawOp` / :class:`RawRegion` / :class:`RawBlock` for the whole-module parse only.
 
 The transformer runs inside the parser (``Lark(transformer=...)``), so no lark tree is ever built or

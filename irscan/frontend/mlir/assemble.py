@@ -2,7 +2,7 @@
 
 Two paths produce the same ops:
 
-* ``parse_module(text, path)`` -- the default, fast path (:mod:`irscan.mlir_index`): a line indexer
+* ``parse_module(text, path)`` -- the default, fast path (:mod:`irscan.frontend.mlir.indexer`): a line indexer
   finds every op, its results, operand names, result types and location with string methods, and
   hands to the grammar only the lines whose details the analysis needs, once per distinct line
   template (SSA names abstracted); huge aggregate types are parsed once per distinct type.
@@ -50,7 +50,7 @@ from collections import Counter
 from typing import Any
 
 from irscan import ir
-from irscan.mlir_grammar import (
+from irscan.frontend.mlir.grammar import (
     AliasDef,
     AttrText,
     Body,
@@ -60,8 +60,8 @@ from irscan.mlir_grammar import (
     parse,
     syntax_error,
 )
-from irscan.mlir_index import NeedFullParse, index_module, strip_loc
-from irscan.mlir_semantics import (
+from irscan.frontend.mlir.indexer import NeedFullParse, index_module, strip_loc
+from irscan.frontend.mlir.semantics import (
     LocResolver,
     LocSyntaxError,
     build_spec,

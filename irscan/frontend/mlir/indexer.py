@@ -18,7 +18,7 @@ token soup) and result types read off its trailing type list; a cheap character 
 stands in for the grammar there.  A line the indexer cannot place but that may be valid (a region op
 inside a function, text after a region's ``}``) raises :class:`NeedFullParse` and the caller runs the
 grammar over the whole module; bad or truncated input raises :class:`irscan.ir.IRSyntaxError` with the
-column the grammar finds on that line.  :func:`irscan.mlir.parse_module` with ``full=True`` is the
+column the grammar finds on that line.  :func:`irscan.frontend.mlir.parse_module` with ``full=True`` is the
 oracle this is tested against.  The template caches live as long as the process.
 """
 
@@ -30,9 +30,8 @@ from collections import Counter
 from typing import Any
 
 from irscan import ir
-from irscan.ir import IRSyntaxError
-from irscan.mlir_grammar import Body, Ty, UnexpectedInput, field_type, parse, parse_type, syntax_error
-from irscan.mlir_semantics import (
+from irscan.frontend.mlir.grammar import Body, Ty, UnexpectedInput, field_type, parse, parse_type, syntax_error
+from irscan.frontend.mlir.semantics import (
     SREG_PREFIX,
     LocResolver,
     LocSyntaxError,
@@ -47,6 +46,7 @@ from irscan.mlir_semantics import (
     soup_rtypes,
     strip_strings,
 )
+from irscan.ir import IRSyntaxError
 
 
 class NeedFullParse(Exception):
@@ -635,7 +635,7 @@ class _Indexer:
 
 
 def index_module(text: str, path: str) -> ir.Module:
-    """The fast path of :func:`irscan.mlir.parse_module` (raises :class:`NeedFullParse` to defer)."""
+    """The fast path of :func:`irscan.frontend.mlir.parse_module` (raises :class:`NeedFullParse` to defer)."""
     enabled = gc.isenabled()
     gc.disable()  # ~15k small objects with no cycles: the collector only costs time here
     try:

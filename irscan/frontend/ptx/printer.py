@@ -1,4 +1,4 @@
-"""Print a PTX syntax tree (:class:`irscan.ptx_ast.PtxAst`) back as PTX text.
+"""Print a PTX syntax tree (:class:`irscan.frontend.ptx.ast.PtxAst`) back as PTX text.
 
 The output is built from the parse alone (never from the input text), so ``ptxas`` accepting it is
 evidence that the parse lost nothing that matters: the tests assemble the printout of every corpus
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from irscan.ptx_ast import (
+from irscan.frontend.ptx.ast import (
     Addr,
     AddressSize,
     DeclName,

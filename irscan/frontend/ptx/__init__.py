@@ -8,17 +8,17 @@ Public API::
     parse_tree(text, path) -> PtxAst             # the whole text through grammars/ptx.lark
     lower(ast) -> ir.Module                      # syntax tree -> shared vocabulary
     read_text(path) -> str                       # .xz aware
-    irscan.ptx_print.print_module(ast) -> str    # syntax tree -> PTX text
-    irscan.reaching.reaching_definitions(fn)     # PTX use -> defs, for the dataflow graph
+    irscan.frontend.ptx.printer.print_module(ast) -> str    # syntax tree -> PTX text
+    irscan.analysis.reaching.reaching_definitions(fn)     # PTX use -> defs, for the dataflow graph
 
 This module is the front door; the work is done in the parts it imports (none imports it):
 
-* :mod:`irscan.ptx_ast` -- the syntax tree (:class:`Instr`, :class:`Addr`, :class:`Func` ...);
-* :mod:`irscan.ptx_grammar` -- ``grammars/ptx.lark``, :func:`parse_tree`, lark errors ->
+* :mod:`irscan.frontend.ptx.ast` -- the syntax tree (:class:`Instr`, :class:`Addr`, :class:`Func` ...);
+* :mod:`irscan.frontend.ptx.grammar` -- ``grammars/ptx.lark``, :func:`parse_tree`, lark errors ->
   :class:`irscan.ir.IRSyntaxError`, and the literal rules both parsers share;
-* :mod:`irscan.ptx_fast` -- the regex statement splitter, :func:`parse_ast`;
-* :mod:`irscan.ptx_opcodes` -- what an opcode means (kind, width, signedness), special registers;
-* :mod:`irscan.ptx_lower` -- :func:`lower`: functions, blocks, operands, addresses, locations.
+* :mod:`irscan.frontend.ptx.fast` -- the regex statement splitter, :func:`parse_ast`;
+* :mod:`irscan.frontend.ptx.opcodes` -- what an opcode means (kind, width, signedness), special registers;
+* :mod:`irscan.frontend.ptx.lower` -- :func:`lower`: functions, blocks, operands, addresses, locations.
 
 Two ways to the same syntax tree, checked equal on the corpus (and on fuzzed text) by the tests:
 
@@ -32,25 +32,25 @@ Two ways to the same syntax tree, checked equal on the corpus (and on fuzzed tex
   :class:`irscan.ir.IRSyntaxError` (real line, column, expected tokens) and odd but valid input
   gets the grammar's tree.  lark is not even imported for compiler output.
 
-:func:`lower` gives the tree meaning (see :func:`irscan.ptx_opcodes.opcode_rule`): opcode ->
+:func:`lower` gives the tree meaning (see :func:`irscan.frontend.ptx.opcodes.opcode_rule`): opcode ->
 :class:`~irscan.ir.Kind`, width, signedness, results and operands (``[%rd4+16]`` -> ``"%rd4"`` with
 ``attrs["disp"]``), state spaces, blocks and control flow, ``.loc`` -> :class:`~irscan.ir.Loc`.
 Integer immediates are given as the instruction's type sees them (``mul.hi.u32 .., -1431655765``
 -> 2863311531); ``Op.flags`` holds the opcode's modifiers.  Names declared in nested ``{ }``
 scopes (inline asm) are renamed ``name@N`` so that they are unique per function (see
-:mod:`irscan.ptx_lower`).
+:mod:`irscan.frontend.ptx.lower`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from irscan import ptx_ast
+from irscan.frontend.ptx import ast as ptx_ast
+from irscan.frontend.ptx.ast import *  # noqa: F403 (the syntax tree is part of this facade's API)
+from irscan.frontend.ptx.fast import parse_ast
+from irscan.frontend.ptx.grammar import GRAMMAR_PATH, parse_tree
+from irscan.frontend.ptx.lower import lower
 from irscan.ir import SREG_RANGES, Module
-from irscan.ptx_ast import *  # noqa: F403 (the syntax tree is part of this facade's API)
-from irscan.ptx_fast import parse_ast
-from irscan.ptx_grammar import GRAMMAR_PATH, parse_tree
-from irscan.ptx_lower import lower
 from irscan.resources import read_text
 
 __all__ = [

@@ -6,7 +6,7 @@ import os
 import sys
 
 try:
-    from irscan.autocapture import activate
+    from irscan.capturing.env import activate
 
     activate()
 except Exception as exc:  # never stop the user's interpreter from starting

@@ -1,8 +1,8 @@
 """The PTX syntax tree: plain dataclasses, one per statement kind, and the operand types.
 
-It is its own module because four others share it: both parsers build it (:mod:`irscan.ptx_fast`
-by regex, :mod:`irscan.ptx_grammar` through ``grammars/ptx.lark``), :mod:`irscan.ptx_lower` gives it
-meaning and :mod:`irscan.ptx_print` prints it back.  The tests compare the two parsers' trees with
+It is its own module because four others share it: both parsers build it (:mod:`irscan.frontend.ptx.fast`
+by regex, :mod:`irscan.frontend.ptx.grammar` through ``grammars/ptx.lark``), :mod:`irscan.frontend.ptx.lower` gives it
+meaning and :mod:`irscan.frontend.ptx.printer` prints it back.  The tests compare the two parsers' trees with
 ``==``, so every field is plain data (strings, ints, tuples; operands are frozen), and no lark object
 ever appears in it.
 """

@@ -2,7 +2,7 @@
 
 MLIR is SSA: an operand has one definition, and a block argument is a synthesised PHI node fed by
 the matching operand of every branch that targets the block.  PTX registers are not SSA: an operand
-is linked to every definition that reaches it (``irscan.reaching``), so a use with several incoming
+is linked to every definition that reaches it (``irscan.analysis.reaching``), so a use with several incoming
 edges on one slot *is* the join.  Either way, ``Graph.defs(node, slot)`` answers "where can the value
 in this operand come from", which is all the range and check code asks.
 """

@@ -21,14 +21,13 @@ import re
 import sys
 import threading
 import time
-import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from irscan.textsplit import split_top
+from irscan.frontend.text import split_top
 
 #: Environment the DSL must see *before* ``import cutlass`` so that no compile is served from a cache.
 NO_CACHE_ENV = {"CUTE_DSL_NO_CACHE": "1", "CUTE_DSL_DISABLE_FILE_CACHING": "1", "CUTE_DSL_CACHE_ENABLED": "0"}
@@ -465,15 +464,3 @@ def find_captures(root: str | os.PathLike[str]) -> list[Path]:
     if (r / META_FILE).exists():
         return [r]
     return sorted(p.parent for p in r.rglob(META_FILE))
-
-
-class _CallableModule(types.ModuleType):
-    """``irscan.capture`` names both this module and the context manager.  Any ``import irscan.capture``
-    (``from irscan.capture import X``, done by autocapture and the CLI too) rebinds the package
-    attribute to the module, so the module itself must be callable for ``irscan.capture(out=...)``."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return capture(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -1,6 +1,6 @@
 """Turn capture on for a whole Python process from the environment: ``IRSCAN_CAPTURE=DIR``.
 
-Started from a ``.pth`` line (installed with the package) or from ``irscan/_boot/sitecustomize.py``
+Started from a ``.pth`` line (installed with the package) or from ``irscan/capturing/_boot/sitecustomize.py``
 (put on PYTHONPATH by ``irscan capture``/``irscan audit``).  It must not import the DSL itself: it
 sets the DSL's environment first, then waits for ``cutlass.base_dsl.compiler`` to be imported and
 installs the hook right after, so processes that never touch the DSL pay nothing.
@@ -54,7 +54,7 @@ _context: Any = None  # the open capture context; a dropped reference would clos
 def _start() -> None:
     global _context
     try:
-        from irscan.capture import capture
+        from irscan.capturing.hook import capture
 
         _context = capture(out=os.environ[ENV_OUT], strict=os.environ.get(ENV_STRICT) == "1")
         _context.__enter__()  # kept open for the life of the process
@@ -69,7 +69,7 @@ def activate() -> None:
     if not os.environ.get(ENV_OUT) or any(isinstance(f, _Finder) for f in sys.meta_path):
         return
     try:
-        from irscan.capture import prepare_environment
+        from irscan.capturing.hook import prepare_environment
 
         prepare_environment()
         if TARGET in sys.modules:

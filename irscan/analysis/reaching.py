@@ -3,7 +3,7 @@
 ``reaching_definitions(fn)`` answers, for every register read in ``fn``, which ops' writes of that
 register can reach the read: the edges a dataflow graph needs where MLIR has SSA use-def chains.
 
-Classic forward may-analysis over the CFG that :mod:`irscan.ptx` builds (labels, branches,
+Classic forward may-analysis over the CFG that :mod:`irscan.frontend.ptx` builds (labels, branches,
 fall-through; loops included), iterated to a fixed point in reverse post-order.  Sets are Python
 ints used as bit vectors, with the definitions of each register given consecutive bits, so that
 "the definitions of %r7 in IN[b]" is one shift and one mask.  A guarded definition

@@ -2,8 +2,8 @@
 
 The grammar (LALR, contextual lexer) is the judge of what PTX text means: :func:`parse_tree` runs it
 over a whole text, :func:`lark_parse` over one statement (start symbols ``stmt`` / ``top``) when the
-fast path (:mod:`irscan.ptx_fast`) hands one over.  Either way the lark tree becomes the syntax tree of
-:mod:`irscan.ptx_ast`, and a lark error becomes an :class:`irscan.ir.IRSyntaxError` with the line and
+fast path (:mod:`irscan.frontend.ptx.fast`) hands one over.  Either way the lark tree becomes the syntax tree of
+:mod:`irscan.frontend.ptx.ast`, and a lark error becomes an :class:`irscan.ir.IRSyntaxError` with the line and
 column in the file and the tokens that were expected.
 
 The literal rules live here because the fast path must read text exactly as the grammar does:
@@ -19,8 +19,7 @@ import re
 import threading
 from typing import Any
 
-from irscan.ir import IRSyntaxError
-from irscan.ptx_ast import (
+from irscan.frontend.ptx.ast import (
     Addr,
     AddressSize,
     AstOperand,
@@ -46,6 +45,7 @@ from irscan.ptx_ast import (
     Vec,
     Version,
 )
+from irscan.ir import IRSyntaxError
 from irscan.resources import grammar_path
 
 GRAMMAR_PATH = grammar_path("ptx.lark")

@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from irscan.autocapture import ENV_OUT, ENV_STRICT
-from irscan.capture import DEFAULT_ARCH, NO_CACHE_ENV, _has_gpu
+from irscan.capturing.env import ENV_OUT, ENV_STRICT
+from irscan.capturing.hook import DEFAULT_ARCH, NO_CACHE_ENV, _has_gpu
 
 BOOT_DIR = str(Path(__file__).with_name("_boot"))
 

@@ -5,7 +5,7 @@
 signedness, whether the first operand is a result, the state spaces named, whether an OPAQUE op is
 worth counting.  Alongside it, the facts that depend on nothing but the ISA: the type tables, the
 special registers (ranges from :data:`irscan.ir.SREG_RANGES`), and how an integer immediate reads in the
-operation's type (:func:`norm_int`).  :mod:`irscan.ptx_lower` applies all this to each instruction;
+operation's type (:func:`norm_int`).  :mod:`irscan.frontend.ptx.lower` applies all this to each instruction;
 keeping the tables apart keeps that module about structure (functions, blocks, names, operands).
 """
 

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from irscan.ir import Kind
 
 if TYPE_CHECKING:
-    from irscan.dataflow import Graph
-    from irscan.intervals import Affine, Interval
+    from irscan.analysis.dataflow import Graph
+    from irscan.analysis.intervals import Affine, Interval
 
 
 class Cycle(Exception):
@@ -27,7 +27,7 @@ class LoopBounds:
 
     gr: Graph
 
-    if TYPE_CHECKING:  # provided by the host class (irscan.ranges.Ranges)
+    if TYPE_CHECKING:  # provided by the host class (irscan.analysis.ranges.Ranges)
 
         def interval(self, a: Affine, least_harm: bool = False) -> Interval: ...
         def _operand(self, n: int, slot: int) -> Affine: ...

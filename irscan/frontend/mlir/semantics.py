@@ -1,7 +1,7 @@
 """What an LLVM-dialect op means to the analysis: parsed op records -> :mod:`irscan.ir` kinds.
 
 Both MLIR front-end paths (the whole-module grammar parse and the fast line indexer) describe each op
-as a :class:`irscan.mlir_grammar.Body`; :func:`build_spec` turns a Body into a :class:`Spec` (kind,
+as a :class:`irscan.frontend.mlir.grammar.Body`; :func:`build_spec` turns a Body into a :class:`Spec` (kind,
 width, flags, attrs, address operand...) that does not depend on the op's SSA names, so the fast path
 builds it once per distinct op template and stamps out :class:`irscan.ir.Op` objects from it.
 
@@ -18,8 +18,8 @@ from operator import itemgetter
 from typing import Any
 
 from irscan import ir
+from irscan.frontend.mlir.grammar import AttrText, Body, Ty, Unit, canonical_type_text, parse_type, type_size, unescape
 from irscan.ir import Kind
-from irscan.mlir_grammar import AttrText, Body, Ty, Unit, canonical_type_text, parse_type, type_size, unescape
 
 #: LLVM/NVVM address spaces by number, as ir.Op.space names them
 SPACE_NAMES = {"0": "generic", "1": "global", "3": "shared", "4": "const", "5": "local"}
@@ -142,7 +142,7 @@ def _flags_of(x: Any) -> frozenset[str]:
 
 
 def build_spec(body: Body) -> Spec:
-    """The meaning of one parsed op (see the mapping in the module docstring of :mod:`irscan.mlir`)."""
+    """The meaning of one parsed op (see the mapping in the module docstring of :mod:`irscan.frontend.mlir`)."""
     sp = _build_spec(body)
     if sp.kind == Kind.OPAQUE and sp.attrs["result_types"] and _may_count(sp.attrs["result_types"]):
         sp.post = True  # an integer or pointer with no known meaning: counted in Module.opaque

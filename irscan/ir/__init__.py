@@ -1,0 +1,22 @@
+"""The vocabulary both front ends produce (plain data); everything above this floor speaks it."""
+
+from irscan.ir.errors import IRSyntaxError
+from irscan.ir.isa import SREG_RANGES
+from irscan.ir.ops import (
+    MEMORY_KINDS,
+    Block,
+    Function,
+    IRKind,
+    Kind,
+    Loc,
+    Module,
+    Op,
+    Operand,
+    Param,
+    Successor,
+)
+
+__all__ = [
+    "IRSyntaxError", "SREG_RANGES", "MEMORY_KINDS", "Block", "Function", "IRKind", "Kind", "Loc",
+    "Module", "Op", "Operand", "Param", "Successor",
+]  # fmt: skip

@@ -1,0 +1,18 @@
+"""What the PTX ISA fixes about special registers, shared by both front ends and the ranges."""
+
+from __future__ import annotations
+
+#: PTX ISA limits of the special registers (inclusive), by their PTX names; both front ends and the
+#: range analysis read them (MLIR's ``nvvm.read.ptx.sreg.cluster.ctarank`` is ``cluster_ctarank``).
+SREG_RANGES: dict[str, tuple[int, int]] = {
+    "tid.x": (0, 1023), "tid.y": (0, 1023), "tid.z": (0, 63),
+    "ntid.x": (1, 1024), "ntid.y": (1, 1024), "ntid.z": (1, 64),
+    "ctaid.x": (0, 2**31 - 1), "ctaid.y": (0, 65534), "ctaid.z": (0, 65534),
+    "nctaid.x": (1, 2**31 - 1), "nctaid.y": (1, 65535), "nctaid.z": (1, 65535),
+    "laneid": (0, 31), "warpid": (0, 63), "nwarpid": (1, 64),
+    "clusterid.x": (0, 2**31 - 1), "clusterid.y": (0, 65534), "clusterid.z": (0, 65534),
+    "nclusterid.x": (1, 2**31 - 1), "nclusterid.y": (1, 65535), "nclusterid.z": (1, 65535),
+    "cluster_ctaid.x": (0, 15), "cluster_ctaid.y": (0, 15), "cluster_ctaid.z": (0, 15),
+    "cluster_nctaid.x": (1, 16), "cluster_nctaid.y": (1, 16), "cluster_nctaid.z": (1, 16),
+    "cluster_ctarank": (0, 15), "cluster_nctarank": (1, 16),
+}  # fmt: skip

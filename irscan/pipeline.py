@@ -1,0 +1,265 @@
+"""The pipeline in one place: text in, findings out (capture -> parse -> graph -> ranges -> checks)."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from irscan import checks
+from irscan.analysis import dataflow
+from irscan.analysis.ranges import Facts, Ranges
+from irscan.capturing.hook import META_FILE, find_captures, load
+from irscan.findings import Finding
+from irscan.ir import IRKind, Module
+from irscan.resources import read_text
+
+
+@dataclass
+class ScanResult:
+    findings: list[Finding] = field(default_factory=list)
+    kernels: list[dict[str, Any]] = field(default_factory=list)  # what was scanned
+    unseen: dict[str, int] = field(default_factory=dict)  # op names the analysis could not see into
+    errors: list[str] = field(default_factory=list)
+
+    def extend(self, other: ScanResult) -> None:
+        self.findings += other.findings
+        self.kernels += other.kernels
+        for k, v in other.unseen.items():
+            self.unseen[k] = self.unseen.get(k, 0) + v
+        self.errors += other.errors
+
+
+def detect_ir(path: Path, text: str) -> IRKind:
+    name = path.name.removesuffix(".xz")
+    if name.endswith(".ptx"):
+        return "ptx"
+    if name.endswith(".mlir"):
+        return "mlir"
+    head = text[:4000]
+    return "ptx" if ".version" in head and ".target" in head else "mlir"
+
+
+def parse(text: str, path: str, ir: IRKind) -> Module:
+    if ir == "mlir":
+        from irscan.frontend import mlir
+
+        return mlir.parse_module(text, path)
+    from irscan.frontend import ptx
+
+    return ptx.parse_module(text, path)
+
+
+def scan_module(module: Module, meta: dict[str, Any] | None = None) -> ScanResult:
+    """Run every check on every device function of a parsed module."""
+    res = ScanResult()
+    kernels_meta = {k["name"]: k for k in (meta or {}).get("kernels", [])}
+    reaching = None
+    if module.ir == "ptx":
+        from irscan.analysis.reaching import reaching_definitions
+
+        reaching = reaching_definitions
+    for fn in module.functions:
+        if module.ir == "mlir" and not (fn.kernel or fn.attrs.get("gpu_module")):
+            continue  # host code: launch plumbing, not device addresses
+        if not fn.blocks:
+            continue
+        km = kernels_meta.get(fn.name, {})
+        gr = dataflow.build(module, fn, reaching)
+        rg = Ranges(gr, Facts.of(fn.attrs, km.get("launch")), km.get("args", []))
+        ctx = checks.Context(fn.name, module.path, km.get("file"), km.get("line"))
+        found = checks.run(gr, rg, ctx)
+        res.findings += found
+        opaque_atoms = sorted({a.name for a in rg.atoms.values() if a.opaque})
+        res.kernels.append(
+            {"kernel": fn.name, "ir": module.ir, "file": module.path, "ops": sum(len(b.ops) for b in fn.blocks),
+             "findings": len(found), "opaque_inputs": opaque_atoms[:20]}
+        )  # fmt: skip
+    for name, count in module.opaque.items():
+        res.unseen[f"{module.ir}:{name}"] = res.unseen.get(f"{module.ir}:{name}", 0) + count
+    return res
+
+
+def scan_file(path: Path, meta: dict[str, Any] | None = None) -> ScanResult:
+    text = read_text(path)
+    ir = detect_ir(path, text)
+    module = parse(text, str(path), ir)
+    res = scan_module(module, meta)
+    return res
+
+
+def ir_files(folder: Path) -> list[Path]:
+    out = []
+    for stem in ("module.mlir", "module.ptx"):
+        for cand in (folder / stem, folder / f"{stem}.xz"):
+            if cand.exists():
+                out.append(cand)
+                break
+    return out
+
+
+def _meta(folder: Path) -> dict[str, Any] | None:
+    """The capture's meta.json (launch facts and layouts that the IR text alone does not carry)."""
+    return load(folder).meta if (folder / META_FILE).exists() else None
+
+
+def scan_capture(folder: Path, irs: tuple[str, ...] = ("mlir", "ptx")) -> ScanResult:
+    meta = _meta(folder)
+    res = ScanResult()
+    for f in ir_files(folder):
+        if detect_ir(f, "") in irs:
+            res.extend(scan_file(f, meta))
+    pair_twins(res.findings, {(k["ir"], k["kernel"]) for k in res.kernels})
+    # twins side by side: the same access's MLIR finding, then its PTX one
+    res.findings.sort(key=lambda f: (f.kernel, f.file or "", f.line or 0, f.expression, f.ir))
+    return res
+
+
+def scan_paths(paths: list[Path], irs: tuple[str, ...] = ("mlir", "ptx")) -> ScanResult:
+    """Files or capture folders (searched recursively for meta.json)."""
+    res = ScanResult()
+    for p in paths:
+        if p.is_dir():
+            caps = find_captures(p)
+            if not caps:
+                raise FileNotFoundError(f"{p}: no capture folder (meta.json) and no IR file in it")
+            for c in caps:
+                res.extend(scan_capture(c, irs))
+        elif p.exists():
+            meta = _meta(p.parent)
+            res.extend(scan_file(p, meta))
+        else:
+            raise FileNotFoundError(f"{p}: no such file or folder")
+    return res
+
+
+# -- both IRs side by side: pair the MLIR and PTX findings of one access --
+# MLIR is what the DSL meant (an nsw overflow there is undefined behaviour); PTX is what runs (NVVM may
+# have zero-extended, so the hardware wraps at 2^32, not 2^31).
+
+def _key(f: Finding) -> tuple[str, object]:
+    if f.source_precision == "statement" and f.file:
+        return (f.kernel, (f.file, f.line))
+    return (f.kernel, f.expression)
+
+
+def _fate(f: Finding) -> str:
+    w = f.witness or {}
+    if w.get("extension") == "zero":
+        return "zero-extended, so the binary wraps at 2^32, modulo 4 GiB: a silent access inside or past the tensor"
+    return "sign-extended, so the binary wraps at 2^31 to an address up to 2 GiB before the base: usually a fault"
+
+
+def _thr(f: Finding) -> str:
+    return f" ({f.wraps_when['text']})" if f.wraps_when else ""
+
+
+def pair_twins(findings: list[Finding], scanned: set[tuple[str, str]]) -> None:
+    """Link twins in place (``twin`` ids) and add a note on each saying how the two IRs differ.
+
+    ``scanned``: (ir, kernel) pairs that were scanned; a missing twin is only worth a note when the
+    other IR of that kernel was scanned too.
+    """
+    ptx: dict[tuple[str, object], list[Finding]] = {}
+    for f in findings:
+        if f.ir == "ptx":
+            ptx.setdefault(_key(f), []).append(f)
+    kernels_with_ptx = {k for ir, k in scanned if ir == "ptx"}
+    kernels_with_mlir = {k for ir, k in scanned if ir == "mlir"}
+    for m in findings:
+        if m.ir != "mlir":
+            continue
+        cands = ptx.get(_key(m), [])
+        if not cands:
+            if m.kernel in kernels_with_ptx:
+                m.notes.append(
+                    "PTX: no finding: today's binary does not wrap here (NVVM widened the arithmetic, or its "
+                    "zero-extension keeps the value below 2^32); the MLIR is still undefined behaviour to rely on"
+                    if m.undefined_behaviour
+                    else "PTX: no finding: NVVM widened or removed this arithmetic in the binary"
+                )
+            continue
+        p = cands.pop(0)
+        m.twin, p.twin = p.id, m.id
+        mlir_side = "nsw overflow, undefined behaviour from 2^31" if m.undefined_behaviour else "wraps"
+        text = f"MLIR: {mlir_side}{_thr(m)}; PTX: {_fate(p)}{_thr(p)}"
+        m.notes.append(text)
+        p.notes.append(text)
+    for group in ptx.values():
+        for p in group:
+            if not p.twin and p.kernel in kernels_with_mlir:
+                p.notes.append("MLIR: no matching finding; the narrowing appears only after NVVM's optimisation")
+
+
+# -- the compile-time audit: capture and scan in one go --
+
+FAIL_LEVELS = {"must": ("must",), "may": ("must", "may"), "never": ()}
+
+
+class AuditError(Exception):
+    """Raised on leaving ``irscan.audit(fail_on=...)`` when findings reach the level."""
+
+    def __init__(self, findings: list[Finding]):
+        self.findings = findings
+        super().__init__(f"irscan: {len(findings)} finding(s) at or above the fail-on level")
+
+
+def reaches(findings: list[Finding], fail_on: str) -> list[Finding]:
+    return [f for f in findings if f.severity in FAIL_LEVELS[fail_on]]
+
+
+def scan_safely(folder: Path, strict: bool, irs: tuple[str, ...] = ("mlir", "ptx")) -> ScanResult:
+    """Scan each captured module on its own; irscan's failure on one becomes a note on the result and
+    the others are still scanned, unless strict (the user's run is not ours to break)."""
+    from irscan.capturing.hook import find_captures
+
+    res = ScanResult()
+    for capture in find_captures(folder) if folder.exists() else []:
+        try:
+            res.extend(scan_capture(capture, irs))
+        except Exception as exc:  # IRSyntaxError included: a capture we cannot read is our failure
+            if strict:
+                raise
+            res.errors.append(f"irscan could not scan {capture}: {type(exc).__name__}: {exc}")
+    return res
+
+
+@dataclass
+class Audit:
+    out: Path
+    result: ScanResult = field(default_factory=ScanResult)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return self.result.findings
+
+
+@contextmanager
+def audit(
+    out: str | None = None, fail_on: str = "never", strict: bool = False, report: bool = True, arch: str | None = None
+) -> Iterator[Audit]:
+    """``with irscan.audit(fail_on="must") as a: cute.compile(...)``: findings in ``a.findings``."""
+    from irscan.capturing.hook import capture
+    from irscan.report import text
+
+    tmp = None if out else tempfile.TemporaryDirectory(prefix="irscan-audit-")
+    folder = Path(out or tmp.name)  # type: ignore[union-attr]
+    a = Audit(folder)
+    try:
+        with capture(out=folder, strict=strict, arch=arch):
+            yield a
+        a.result = scan_safely(folder, strict)
+        if report and (a.result.findings or a.result.errors):
+            print(text.render(a.result.findings, a.result.kernels, a.result.unseen), file=sys.stderr)
+            for e in a.result.errors:
+                print(e, file=sys.stderr)
+        bad = reaches(a.result.findings, fail_on)
+        if bad:
+            raise AuditError(bad)
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
