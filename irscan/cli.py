@@ -41,8 +41,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_capture(args: argparse.Namespace) -> int:
-    from irscan.capturing.hook import find_captures
     from irscan.capturing.runner import run_program
+    from irscan.capturing.store import find_captures
 
     out = Path(args.out)
     before = set(find_captures(out)) if out.exists() else set()
@@ -96,7 +96,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from irscan.capturing.hook import dsl_environment
+    from irscan.capturing.meta import dsl_environment
     from irscan.capturing.runner import run_program
     from irscan.ir import IRSyntaxError
     from irscan.pipeline import reaches, scan_safely

@@ -13,7 +13,7 @@ from typing import Any
 from irscan import checks
 from irscan.analysis import dataflow
 from irscan.analysis.ranges import Facts, Ranges
-from irscan.capturing.hook import META_FILE, find_captures, load
+from irscan.capturing.store import META_FILE, find_captures, load
 from irscan.findings import Finding
 from irscan.ir import IRKind, Module
 from irscan.resources import read_text
@@ -215,7 +215,7 @@ def reaches(findings: list[Finding], fail_on: str) -> list[Finding]:
 def scan_safely(folder: Path, strict: bool, irs: tuple[str, ...] = ("mlir", "ptx")) -> ScanResult:
     """Scan each captured module on its own; irscan's failure on one becomes a note on the result and
     the others are still scanned, unless strict (the user's run is not ours to break)."""
-    from irscan.capturing.hook import find_captures
+    from irscan.capturing.store import find_captures
 
     res = ScanResult()
     for capture in find_captures(folder) if folder.exists() else []:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from irscan.capturing.hook import DEFAULT_ARCH, NO_CACHE_ENV, _has_gpu
+from irscan.capturing.env import DEFAULT_ARCH, NO_CACHE_ENV, has_gpu
 from irscan.capturing.runner import BOOT_DIR
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,7 +30,7 @@ COMPILE = FIXTURES / "compile_kernels.py"
 API = FIXTURES / "api_capture.py"
 FILES = {"meta.json", "module.mlir", "module.ptx", "module.cubin"}
 BYTE_IDENTITY = ("copy", "two", "smem")  # the first three compiles of the session capture
-no_gpu_only = pytest.mark.skipif(_has_gpu(), reason="the sm_90a default applies when no GPU is detected")
+no_gpu_only = pytest.mark.skipif(has_gpu(), reason="the sm_90a default applies when no GPU is detected")
 
 
 def meta(folder: Path) -> dict:
@@ -192,7 +192,7 @@ def test_direct_jit_call_is_captured_before_the_launch(captured):
     """Calling a @cute.jit function (no cute.compile) compiles it first; with no driver the launch then fails,
     and the capture is already on disk."""
     out = captured.proc.stdout
-    assert "direct call failed at launch" in out or ("direct call ran" in out and _has_gpu())
+    assert "direct call failed at launch" in out or ("direct call ran" in out and has_gpu())
     folder = captured.folders[4]
     k = kernel(meta(folder), "copy_kernel")
     assert k["args"][0]["space"] == "generic"  # numpy through from_dlpack, unlike the fake tensors
@@ -213,7 +213,7 @@ def plain_dumps(run_python, tmp_path_factory):
     return {name: keep / f"{i}_{name}" for i, name in enumerate(BYTE_IDENTITY)}
 
 
-@pytest.mark.skipif(_has_gpu(), reason="compares against a plain sm_90a compile")
+@pytest.mark.skipif(has_gpu(), reason="compares against a plain sm_90a compile")
 @pytest.mark.parametrize("i", range(len(BYTE_IDENTITY)), ids=BYTE_IDENTITY)
 def test_captured_ptx_and_cubin_are_byte_identical_to_a_plain_compile(captured, plain_dumps, i):
     plain = plain_dumps[BYTE_IDENTITY[i]]
@@ -222,7 +222,7 @@ def test_captured_ptx_and_cubin_are_byte_identical_to_a_plain_compile(captured, 
     assert (folder / "module.cubin").read_bytes() == only(plain, "*.sm_90a.cubin").read_bytes()
 
 
-@pytest.mark.skipif(_has_gpu(), reason="compares against a plain sm_90a compile")
+@pytest.mark.skipif(has_gpu(), reason="compares against a plain sm_90a compile")
 def test_users_own_dumps_are_kept_and_identical_under_the_hook(run_python, plain_dumps, tmp_path):
     """With --keep-ptx/--keep-cubin of its own, a hooked compile writes the user's dumps where they asked, byte
     for byte the plain compile's, and the capture holds the same bytes."""
@@ -278,7 +278,7 @@ def test_api_session_lists_its_captures(api, scenario):
     (c,) = r["captures"]
     assert c["mlir_exists"]
     assert [k.split("_")[2] for k in r["kernels"]] == ["copy"]
-    if not _has_gpu():
+    if not has_gpu():
         assert c["arch"] == "sm_90a"
 
 
@@ -330,7 +330,7 @@ def test_env_var_with_boot_dir_captures_an_unmodified_program(run_python, tmp_pa
     assert proc.returncode == 0, proc.stderr
     (folder,) = out.iterdir()
     assert {p.name for p in folder.iterdir()} == FILES
-    if not _has_gpu():
+    if not has_gpu():
         assert meta(folder)["arch"] == "sm_90a"  # set by the start-up hook itself, not by the runner
 
 

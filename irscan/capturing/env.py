@@ -1,4 +1,8 @@
-"""Turn capture on for a whole Python process from the environment: ``IRSCAN_CAPTURE=DIR``.
+"""The DSL's environment for a capture, and turning capture on for a whole Python process from the
+environment: ``IRSCAN_CAPTURE=DIR``.
+
+The DSL reads its settings (caches, target arch, line info) once, at ``import cutlass``: whatever
+captures must set them first (:func:`prepare_environment`).
 
 Started from a ``.pth`` line (installed with the package) or from ``irscan/capturing/_boot/sitecustomize.py``
 (put on PYTHONPATH by ``irscan capture``/``irscan audit``).  It must not import the DSL itself: it
@@ -12,12 +16,35 @@ import importlib.abc
 import importlib.machinery
 import os
 import sys
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 ENV_OUT = "IRSCAN_CAPTURE"
 ENV_STRICT = "IRSCAN_STRICT"
 TARGET = "cutlass.base_dsl.compiler"
+
+#: Environment the DSL must see *before* ``import cutlass`` so that no compile is served from a cache.
+NO_CACHE_ENV = {"CUTE_DSL_NO_CACHE": "1", "CUTE_DSL_DISABLE_FILE_CACHING": "1", "CUTE_DSL_CACHE_ENABLED": "0"}
+#: What to compile for on a machine with no GPU (with one, the DSL targets it; forcing sm_90a there
+#: would break the launches on other GPUs).
+DEFAULT_ARCH = "sm_90a"
+
+
+def has_gpu() -> bool:
+    return any(Path(p).exists() for p in ("/dev/nvidia0", "/dev/nvidiactl"))
+
+
+def prepare_environment(arch: str | None = None, lineinfo: bool | None = None) -> None:
+    """Set the DSL's environment for a capture; only effective before the first ``import cutlass``."""
+    for k, v in NO_CACHE_ENV.items():
+        os.environ[k] = v
+    if arch:
+        os.environ["CUTE_DSL_ARCH"] = arch
+    elif "CUTE_DSL_ARCH" not in os.environ and not has_gpu():
+        os.environ["CUTE_DSL_ARCH"] = DEFAULT_ARCH
+    if lineinfo is not None:
+        os.environ["CUTE_DSL_LINEINFO"] = "1" if lineinfo else "0"
 
 
 class _Finder(importlib.abc.MetaPathFinder):
@@ -69,8 +96,6 @@ def activate() -> None:
     if not os.environ.get(ENV_OUT) or any(isinstance(f, _Finder) for f in sys.meta_path):
         return
     try:
-        from irscan.capturing.hook import prepare_environment
-
         prepare_environment()
         if TARGET in sys.modules:
             _start()

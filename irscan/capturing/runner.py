@@ -7,8 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from irscan.capturing.env import ENV_OUT, ENV_STRICT
-from irscan.capturing.hook import DEFAULT_ARCH, NO_CACHE_ENV, _has_gpu
+from irscan.capturing.env import DEFAULT_ARCH, ENV_OUT, ENV_STRICT, NO_CACHE_ENV, has_gpu
 
 BOOT_DIR = str(Path(__file__).with_name("_boot"))
 
@@ -21,7 +20,7 @@ def capture_env(out: str, arch: str | None, lineinfo: bool, strict: bool) -> dic
     env.update(NO_CACHE_ENV)
     if arch:
         env["CUTE_DSL_ARCH"] = arch
-    elif not _has_gpu():  # with a GPU the DSL compiles for it; forcing sm_90a would break other GPUs' launches
+    elif not has_gpu():  # with a GPU the DSL compiles for it; forcing sm_90a would break other GPUs' launches
         env.setdefault("CUTE_DSL_ARCH", DEFAULT_ARCH)
     if lineinfo:
         env["CUTE_DSL_LINEINFO"] = "1"
