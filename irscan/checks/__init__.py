@@ -1,54 +1,11 @@
-"""The checks, one per file.  Each decides which candidates (checks/base.py) it owns.
-
-Reporting rule for ``may``: a candidate is reported only when some *free* input is scaled (a
-coefficient of 2 or more, or a product of inputs).  A sum of unscaled free inputs wraps only when an
-input is itself already near 2^31, i.e. the input could not have indexed that far to begin with;
-reporting those would flag every ``i + 1``.  ``must`` candidates are always reported.
-"""
+"""The checks: ``base.py`` (the ``Check`` type, widening points, candidates, sinks), one file per check
+holding its rule, message and fix, ``registry.py`` (all of them, in order), ``run.py`` (run them on a
+function) and ``explain.py`` (a candidate as a Finding, the same for every check)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from irscan.checks.base import Check
+from irscan.checks.registry import CHECKS, get
+from irscan.checks.run import Context, run
 
-from irscan.analysis.dataflow import Graph
-from irscan.analysis.ranges import Ranges
-from irscan.checks import narrow_widened_late, trunc_then_extend
-from irscan.checks.base import evaluate, widening_points
-from irscan.checks.explain import explain
-from irscan.findings import Finding
-
-CHECKS = (narrow_widened_late, trunc_then_extend)
-
-
-@dataclass
-class Context:
-    kernel: str
-    ir_file: str
-    kernel_file: str | None = None
-    kernel_line: int | None = None
-
-
-def run(gr: Graph, rg: Ranges, ctx: Context) -> list[Finding]:
-    out: list[Finding] = []
-    for w in widening_points(gr):
-        c = evaluate(gr, rg, w)
-        if c is None or not (c.must or c.scaled or c.narrowing):
-            continue
-        check = next((ch for ch in CHECKS if ch.applies(gr, c)), None)
-        if check is not None:
-            out.append(explain(gr, rg, c, check.ID, ctx))
-    return _merge_same_access(out)
-
-
-def _merge_same_access(fs: list[Finding]) -> list[Finding]:
-    """One finding per wrapping value and statement: ``dst[i] = src[i]`` is one bug, not two."""
-    by: dict[tuple[str, str, str], Finding] = {}
-    for f in fs:
-        k = (f.check, f.expression, f"{f.file}:{f.line}" if f.file else str(f.ir_line))
-        if k in by:
-            for s in f.sinks:
-                if s not in by[k].sinks:
-                    by[k].sinks.append(s)
-        else:
-            by[k] = f
-    return sorted(by.values(), key=lambda f: (f.ir_line, f.check))
+__all__ = ["CHECKS", "Check", "Context", "get", "run"]

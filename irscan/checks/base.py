@@ -5,11 +5,15 @@ A *widening point* is where a 32-bit value enters 64-bit address arithmetic: an 
 operand of PTX ``mul.wide``/``mad.wide``.  Each one that reaches the address operand of a memory op
 is evaluated: its ideal value (ranges.py) against the range the extension preserves.  The op in its
 32-bit slice that first leaves its range is the *culprit*; its kind decides which check reports it.
+
+Also the shape of a check (``Check``): each check module builds one from its rule, its message and its
+fix, and the registry (checks/registry.py) runs them in order; ``explain`` stays generic.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from irscan.analysis.dataflow import Graph
@@ -53,8 +57,58 @@ class Candidate:
     culprit: int | None
     narrowing: bool  # the culprit narrows a 64-bit value (trunc, 32-bit load of a 64-bit field, shl/shr idiom)
     must: bool
-    scaled: bool  # some free input is scaled (coef >= 2 or a product): see checks/__init__.py
+    scaled: bool  # some free input is scaled (coef >= 2 or a product): see narrow_widened_late.py
     extra: dict[str, object] = field(default_factory=dict)
+
+
+#: The two weaknesses irscan reports, as CWE numbers and names (SARIF and the rule docs use them).
+CWE_NAMES = {190: "Integer Overflow or Wraparound", 197: "Numeric Truncation Error"}
+
+
+@dataclass(frozen=True)
+class Doc:
+    """A check's documentation in the four parts ruff uses for a rule."""
+
+    what: str  # what it finds
+    why: str  # why it is a bug
+    example: str  # CuTe DSL code that has it
+    fix: str  # the same code fixed
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What ``explain`` worked out about a candidate, in the words a check's message and fix need."""
+
+    expression: str  # the ideal value at the widening point, e.g. "100000*ctaid.x + tid.x"
+    culprit: str  # IR text of the op that leaves the range (the widening op when none does alone)
+    signed: bool  # the widening sign-extends
+    wrap_input: str | None  # the input that crosses the threshold first, when one is known
+
+
+def must_or_may(c: Candidate) -> str:
+    """The default severity policy: ``must`` when the launch the IR fixes already leaves the range,
+    ``may`` when some launch or input the IR leaves open would."""
+    return "must" if c.must else "may"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check: its identity and doc, and the three things that are its own: which candidates it
+    claims (its rule), the opening clause of its message, and its fix.  The rest of a finding (the
+    launch reached, the threshold, the access, the chain) is the same for every check (explain.py)."""
+
+    id: str
+    title: str
+    cwe: int  # a key of CWE_NAMES
+    doc: Doc
+    claims: Callable[[Graph, Candidate], bool]
+    headline: Callable[[Evidence], str]
+    fix: Callable[[Evidence], str]
+    severity: Callable[[Candidate], str] = must_or_may
+
+    @property
+    def cwe_name(self) -> str:
+        return f"CWE-{self.cwe}: {CWE_NAMES[self.cwe]}"
 
 
 def widening_points(gr: Graph) -> list[Widening]:

@@ -1,6 +1,9 @@
 """Turn a candidate into a Finding a kernel engineer can act on: the Python line, the chain op by op,
 the exact threshold of the dominant input, a concrete witness (true value, 32-bit value, extended
-value) and the fix."""
+value) and the fix.
+
+Nothing here depends on which check claimed the candidate: the check (checks/base.py ``Check``) supplies
+its id, the opening clause of the message and the fix text; the rest is the same evidence for all."""
 
 from __future__ import annotations
 
@@ -10,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 from irscan.analysis.dataflow import Graph
 from irscan.analysis.intervals import Affine, Interval
 from irscan.analysis.ranges import Ranges
-from irscan.checks.base import Candidate, op_limit
+from irscan.checks.base import Candidate, Check, Evidence, op_limit
 from irscan.findings import Finding, Step
 from irscan.ir import MEMORY_KINDS, Kind, Op
 
 if TYPE_CHECKING:
-    from irscan.checks import Context
+    from irscan.checks.run import Context
 
 INPUT_KINDS = frozenset({Kind.SREG, Kind.ARG, Kind.EXTRACT, Kind.LOAD, Kind.CONST, Kind.TRUNC, Kind.PHI})
 
@@ -133,7 +136,7 @@ def _path_to_sink(gr: Graph, start: int, sink: int) -> list[int]:
         return []
 
 
-def explain(gr: Graph, rg: Ranges, c: Candidate, check: str, ctx: Context) -> Finding:
+def explain(gr: Graph, rg: Ranges, c: Candidate, check: Check, ctx: Context) -> Finding:
     w = c.widening
     wop = gr.op(w.node)
     culprit = gr.op(c.culprit) if c.culprit is not None else None
@@ -181,13 +184,9 @@ def explain(gr: Graph, rg: Ranges, c: Candidate, check: str, ctx: Context) -> Fi
     full = rg.interval(c.value)
     sinks = [_sink_info(gr, s) for s in c.sinks]
     space = sinks[0]["space"] or "memory"
-    what = "TRUNC" if check == "trunc-then-extend" else "arithmetic"
     lim = "2^31 - 1" if c.limit.lo < 0 else "2^32 - 1"
-    if what == "TRUNC" and culprit is not None:
-        ext = "sign" if w.signed else "zero"
-        msg = f"64-bit value {expr} is narrowed to 32 bits ({culprit.text}) and {ext}-extended back"
-    else:
-        msg = f"{expr} is computed in 32 bits"
+    ev = Evidence(expr, (culprit or wop).text, w.signed, th["input"] if th else None)
+    msg = check.headline(ev)
     if c.must:
         msg += f"; at this launch it reaches {full.hi:,} (> {lim})"
     if th:
@@ -198,8 +197,8 @@ def explain(gr: Graph, rg: Ranges, c: Candidate, check: str, ctx: Context) -> Fi
     return Finding(
         kernel=gr.fn.name,
         ir=gr.module.ir,
-        check=check,
-        severity="must" if c.must else "may",
+        check=check.id,
+        severity=check.severity(c),
         file=file,
         line=line,
         col=col,
@@ -212,7 +211,7 @@ def explain(gr: Graph, rg: Ranges, c: Candidate, check: str, ctx: Context) -> Fi
         wraps_when=th,
         witness=wit,
         undefined_behaviour=ub,
-        fix=_fix(check, th),
+        fix=check.fix(ev),
         ir_file=ctx.ir_file,
         ir_line=where.line,
         expression=expr,
@@ -232,16 +231,3 @@ def _statement_op(gr: Graph, c: Candidate, culprit: Op | None) -> Op | None:
         if op.loc is not None and op.loc.name != "<module>":
             return op
     return next((op for op in order if op.loc is not None), None)
-
-
-def _fix(check: str, th: dict[str, Any] | None) -> str:
-    who = th["input"] if th else "the coordinate"
-    if check == "trunc-then-extend":
-        return (
-            "keep the value in 64 bits: remove the narrowing (an Int32 cast or an i32 layout/stride) so that it "
-            "is never truncated before the address computation; in CuTe DSL use cutlass.Int64 / sym_int64 strides"
-        )
-    return (
-        f"do the multiply in 64 bits: cast {who} (or the coordinate it scales) with cutlass.Int64(...) before the "
-        "index arithmetic, or give the tensor a dynamic 64-bit stride (mark_layout_dynamic / sym_int64)"
-    )

@@ -1,0 +1,47 @@
+"""Run every check on one function: each candidate goes to the first check that claims it, and the
+findings of one access are merged."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from irscan.analysis.dataflow import Graph
+from irscan.analysis.ranges import Ranges
+from irscan.checks.base import evaluate, widening_points
+from irscan.checks.explain import explain
+from irscan.checks.registry import CHECKS
+from irscan.findings import Finding
+
+
+@dataclass
+class Context:
+    kernel: str
+    ir_file: str
+    kernel_file: str | None = None
+    kernel_line: int | None = None
+
+
+def run(gr: Graph, rg: Ranges, ctx: Context) -> list[Finding]:
+    out: list[Finding] = []
+    for w in widening_points(gr):
+        c = evaluate(gr, rg, w)
+        if c is None:
+            continue
+        check = next((ch for ch in CHECKS if ch.claims(gr, c)), None)
+        if check is not None:
+            out.append(explain(gr, rg, c, check, ctx))
+    return _merge_same_access(out)
+
+
+def _merge_same_access(fs: list[Finding]) -> list[Finding]:
+    """One finding per wrapping value and statement: ``dst[i] = src[i]`` is one bug, not two."""
+    by: dict[tuple[str, str, str], Finding] = {}
+    for f in fs:
+        k = (f.check, f.expression, f"{f.file}:{f.line}" if f.file else str(f.ir_line))
+        if k in by:
+            for s in f.sinks:
+                if s not in by[k].sinks:
+                    by[k].sinks.append(s)
+        else:
+            by[k] = f
+    return sorted(by.values(), key=lambda f: (f.ir_line, f.check))
