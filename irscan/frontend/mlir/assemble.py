@@ -60,20 +60,24 @@ from irscan.frontend.mlir.grammar import (
     parse,
     syntax_error,
 )
-from irscan.frontend.mlir.indexer import NeedFullParse, index_module, strip_loc
-from irscan.frontend.mlir.semantics import (
+from irscan.frontend.mlir.indexer import NeedFullParse, index_module
+from irscan.frontend.mlir.locations import (
     LocResolver,
     LocSyntaxError,
+    parse_loc_text,
+    split_trailing_loc,
+    strip_locations,
+)
+from irscan.frontend.mlir.semantics import (
     build_spec,
     finish_function,
     finish_module,
     function_from_header,
     make_op,
-    parse_loc_text,
     soup_info,
     soup_rtypes,
-    strip_strings,
 )
+from irscan.frontend.text import strip_strings
 
 __all__ = ["parse_module", "parse_file", "op_sequence", "strip_locations"]
 
@@ -112,50 +116,6 @@ def op_sequence(module: ir.Module) -> list[tuple[int, str, tuple[str, ...]]]:
                 seq.append((op.line, op.name, tuple(op.attrs.get("result_types") or ())))
     seq.sort(key=lambda x: x[0])
     return [(ln, "builtin.module" if name == "module" else name, rt) for ln, name, rt in seq]
-
-
-def strip_locations(text: str) -> str:
-    """``text`` without ``#loc`` alias lines and ``loc(...)`` locations.
-
-    The DSL's own parser (``cutlass._mlir.ir.Module.parse``) does not read back most captures as
-    printed: an upstream printer bug writes ``nvvm.barrier loc(#loc9)``, and the parser takes the
-    location for the op's optional attribute.  Without locations every capture parses; op names,
-    counts and types do not depend on them.
-    """
-    out: list[str] = []
-    for line in text.split("\n"):
-        if line.startswith("#loc"):
-            continue
-        if "loc(" in line:
-            line = _strip_line_locs(line)
-        out.append(line)
-    return "\n".join(out)
-
-
-def _strip_line_locs(line: str) -> str:
-    out: list[str] = []
-    i = 0
-    while (j := line.find("loc(", i)) >= 0:
-        if j > 0 and (line[j - 1].isalnum() or line[j - 1] in "_.$"):  # the tail of a longer word
-            out.append(line[i : j + 4])
-            i = j + 4
-            continue
-        k, depth = j + 4, 1  # skip to the matching ')', over nested parens and string literals
-        while k < len(line) and depth:
-            ch = line[k]
-            if ch == '"':
-                k += 1
-                while k < len(line) and line[k] != '"':
-                    k += 2 if line[k] == "\\" else 1
-            elif ch == "(":
-                depth += 1
-            elif ch == ")":
-                depth -= 1
-            k += 1
-        out.append(line[i : j - 1 if j > 0 and line[j - 1] == " " else j])
-        i = k
-    out.append(line[i:])
-    return "".join(out)
 
 
 # ------------------------------------------------------------------------------------ full path
@@ -226,7 +186,7 @@ class _Assembler:
         body = line[rop.col - 1 :].strip()
         if rop.body.regions and body.endswith("{"):
             return body[:-1].rstrip()
-        return strip_loc(body)[0]
+        return split_trailing_loc(body)[0]
 
     def _function(self, rop: RawOp, gpu: bool) -> None:
         b = rop.body

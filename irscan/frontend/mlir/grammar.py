@@ -25,6 +25,7 @@ from typing import Any
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
+from irscan.frontend.text import unescape
 from irscan.ir import IRSyntaxError
 from irscan.resources import grammar_path
 
@@ -154,35 +155,6 @@ def field_type(t: Ty, path: tuple[int, ...]) -> Ty | None:
         else:
             return None
     return cur
-
-
-def unescape(s: str) -> str:
-    """MLIR string literal contents -> text (``\\22`` -> ``"``, ``\\5C`` or ``\\\\`` -> ``\\``)."""
-    if "\\" not in s:
-        return s
-    out = bytearray()
-    i, n = 0, len(s)
-    hexdigits = "0123456789abcdefABCDEF"
-    while i < n:
-        ch = s[i]
-        if ch == "\\" and i + 1 < n:
-            nxt = s[i + 1]
-            if nxt == "\\":
-                out += b"\\"
-                i += 2
-                continue
-            pair = s[i + 1 : i + 3]
-            if len(pair) == 2 and all(c in hexdigits for c in pair):
-                out.append(int(pair, 16))
-                i += 3
-                continue
-            if nxt in 'nt"':
-                out += {"n": b"\n", "t": b"\t", '"': b'"'}[nxt]
-                i += 2
-                continue
-        out += ch.encode()
-        i += 1
-    return out.decode("utf-8", errors="replace")
 
 
 # ------------------------------------------------------------------------------------- op records

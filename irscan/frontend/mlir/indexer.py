@@ -31,21 +31,24 @@ from typing import Any
 
 from irscan import ir
 from irscan.frontend.mlir.grammar import Body, Ty, UnexpectedInput, field_type, parse, parse_type, syntax_error
-from irscan.frontend.mlir.semantics import (
-    SREG_PREFIX,
+from irscan.frontend.mlir.locations import (
     LocResolver,
     LocSyntaxError,
+    parse_loc_text,
+    split_trailing_loc,
+    strip_inline_locs,
+)
+from irscan.frontend.mlir.semantics import (
+    SREG_PREFIX,
     Spec,
-    balanced,
     build_spec,
     finish_function,
     finish_module,
     function_from_header,
-    parse_loc_text,
     soup_info,
     soup_rtypes,
-    strip_strings,
 )
+from irscan.frontend.text import balanced, strip_strings
 from irscan.ir import IRSyntaxError
 
 
@@ -88,18 +91,6 @@ def _bad_char(sb: str) -> bool:
 
 
 _LABEL = re.compile(r"(\^[\w$.\-]+)(\(.*\))?:")
-_INLINE_LOC = re.compile(
-    r' loc\((?:[^()"]|"(?:[^"\\\n]|\\.)*"|\((?:[^()"]|"(?:[^"\\\n]|\\.)*"|\((?:[^()"]|"(?:[^"\\\n]|\\.)*")*\))*\))*\)'
-)
-
-
-def strip_loc(body: str) -> tuple[str, str | None]:
-    """(op text without its trailing ``loc(...)``, the location text or None)."""
-    if body.endswith(")"):
-        j = body.rfind(" loc(")
-        if j >= 0:
-            return body[:j].rstrip(), body[j + 1 :]
-    return body, None
 
 
 def _results(rtext: str) -> tuple[str, ...]:
@@ -279,7 +270,7 @@ class _Indexer:
 
     def label_args(self, inner: str) -> tuple[list[Ty], list[str]]:
         """``(%a: i32 loc(...), %b: f32)`` -> arg types (grammar, per template) and names."""
-        no_loc = _INLINE_LOC.sub("", inner) if "loc(" in inner else inner
+        no_loc = strip_inline_locs(inner) if "loc(" in inner else inner
         names = _SSA.findall(no_loc)
         tmpl = _SSA.sub("%", no_loc)
         hit = self.lcache.get(tmpl)
@@ -375,7 +366,7 @@ class _Indexer:
                 if c == "}":
                     if not stack:
                         raise IRSyntaxError(self.path, lineno, raw.find("}") + 1, "unexpected '}'", [])
-                    rest, end_loc = strip_loc(s)
+                    rest, end_loc = split_trailing_loc(s)
                     if rest != "}":
                         raise NeedFullParse(f"line {lineno}: text after a region's end")
                     closed = stack.pop()
@@ -622,7 +613,7 @@ class _Indexer:
         def loc_of(t: str, line: int) -> ir.Loc | None:
             try:
                 return resolver.resolve(parse_loc_text(t))
-            except (LocSyntaxError, ValueError, IndexError) as exc:
+            except LocSyntaxError as exc:
                 raw = lines[line - 1] if 0 < line <= len(lines) else ""
                 col = raw.rfind("loc(") + 1
                 raise IRSyntaxError(self.path, line, col, f"bad location: {exc}", []) from None

@@ -18,7 +18,8 @@ from operator import itemgetter
 from typing import Any
 
 from irscan import ir
-from irscan.frontend.mlir.grammar import AttrText, Body, Ty, Unit, canonical_type_text, parse_type, type_size, unescape
+from irscan.frontend.mlir.grammar import AttrText, Body, Ty, Unit, canonical_type_text, parse_type, type_size
+from irscan.frontend.text import balanced, unescape
 from irscan.ir import Kind
 
 #: LLVM/NVVM address spaces by number, as ir.Op.space names them
@@ -297,22 +298,8 @@ def _mem_spec(sp: Spec, tag: str, info: dict[str, Any]) -> Spec:
 
 # ---------------------------------------------------------------------------------- soup ops
 
-_STR_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _SYM_RE = re.compile(r'@(?:[\w$.\-]+|"(?:[^"\\\n]|\\.)*")')
 _MASK_RE = re.compile(r"\[([-\d, ]*)\]")
-
-
-def strip_strings(s: str) -> str:
-    return _STR_RE.sub('""', s) if '"' in s else s
-
-
-def balanced(s: str) -> bool:
-    return (
-        s.count("(") == s.count(")")
-        and s.count("[") == s.count("]")
-        and s.count("{") == s.count("}")
-        and s.count("<") == s.count(">") - s.count("->")
-    )
 
 
 def find_type_tail(body: str) -> int:
@@ -579,149 +566,6 @@ def finish_function(types: dict[str, str], post: list[ir.Op], opaque: Counter[st
                         break
             if op.kind == Kind.OPAQUE and op.name not in HARMLESS and _may_count(rt):
                 opaque[op.name] += 1
-
-
-# ------------------------------------------------------------------------------- locations
-
-
-_LOC_TOK = re.compile(r'"(?:[^"\\\n]|\\.)*"|#[\w$.\-]+|\d+|[():\[\],<>]|[A-Za-z_][\w$.]*|\S')
-
-
-class LocSyntaxError(ValueError):
-    pass
-
-
-def parse_loc_text(text: str) -> tuple:
-    """A location (``loc(...)``, or an alias value such as ``#llvm.di_location<#loc in ...>``) -> tuple.
-
-    Tuples: ``("u",)`` unknown, ``("f", file, line, col)``, ``("n", name, child|None)``,
-    ``("c", callee, caller)``, ``("fu", children)``, ``("r", "#alias")``; anything else ``("o",)``.
-    """
-    text = text.strip()
-    if text.startswith("#llvm.di_location<"):
-        m = re.match(r"#llvm\.di_location<\s*(#[\w$.\-]+)", text)
-        return ("r", m.group(1)) if m else ("o",)
-    if not text.startswith("loc("):
-        return ("o",)
-    toks = _LOC_TOK.findall(text)
-    expr, i = _loc_inner(toks, 2)
-    if i >= len(toks) or toks[i] != ")" or i + 1 != len(toks):
-        raise LocSyntaxError(f"bad location {text[:80]!r}")
-    return expr
-
-
-def _expect(toks: list[str], i: int, want: str) -> int:
-    if i >= len(toks) or toks[i] != want:
-        raise LocSyntaxError(f"expected {want!r}")
-    return i + 1
-
-
-def _loc_inner(toks: list[str], i: int) -> tuple[tuple, int]:
-    if i >= len(toks):
-        raise LocSyntaxError("truncated location")
-    t = toks[i]
-    if t == "unknown":
-        return ("u",), i + 1
-    if t.startswith('"'):
-        s = unescape(t[1:-1])
-        nxt = toks[i + 1] if i + 1 < len(toks) else ""
-        if nxt == ":":
-            line = int(toks[i + 2])
-            i += 3
-            col = 0
-            if i < len(toks) and toks[i] == ":":
-                col = int(toks[i + 1])
-                i += 2
-            if i < len(toks) and toks[i] == "to":
-                i += 1
-                while i < len(toks) and (toks[i] == ":" or toks[i].isdigit()):
-                    i += 1
-            return ("f", s, line, col), i
-        if nxt == "(":
-            child, j = _loc_inner(toks, i + 2)
-            return ("n", s, child), _expect(toks, j, ")")
-        return ("n", s, None), i + 1
-    if t == "callsite":
-        i = _expect(toks, i + 1, "(")
-        a, i = _loc_inner(toks, i)
-        i = _expect(toks, i, "at")
-        b, i = _loc_inner(toks, i)
-        return ("c", a, b), _expect(toks, i, ")")
-    if t == "fused":
-        i += 1
-        if i < len(toks) and toks[i] == "<":
-            depth = 0
-            while i < len(toks):
-                if toks[i] == "<":
-                    depth += 1
-                elif toks[i] == ">":
-                    depth -= 1
-                    if depth == 0:
-                        i += 1
-                        break
-                i += 1
-        i = _expect(toks, i, "[")
-        kids = []
-        while True:
-            k, i = _loc_inner(toks, i)
-            kids.append(k)
-            if i < len(toks) and toks[i] == ",":
-                i += 1
-                continue
-            break
-        return ("fu", tuple(kids)), _expect(toks, i, "]")
-    if t.startswith("#"):
-        return ("r", t), i + 1
-    raise LocSyntaxError(f"unexpected {t!r} in location")
-
-
-class LocResolver:
-    """Resolves location expressions through ``#loc`` aliases to :class:`irscan.ir.Loc` (cached).
-
-    ``aliases`` maps an alias name to its parsed tuple, or to its raw text (parsed on first use).
-    """
-
-    def __init__(self, aliases: dict[str, Any]) -> None:
-        self.aliases = aliases
-        self.cache: dict[str, ir.Loc | None] = {}
-
-    def alias(self, name: str, depth: int = 0) -> ir.Loc | None:
-        if name in self.cache:
-            return self.cache[name]
-        if depth > 64:
-            raise LocSyntaxError(f"location alias cycle at {name}")
-        v = self.aliases.get(name)
-        if v is None:
-            raise LocSyntaxError(f"undefined location alias {name}")
-        if isinstance(v, str):
-            v = parse_loc_text(v)
-            self.aliases[name] = v
-        loc = self.resolve(v, depth + 1)
-        self.cache[name] = loc
-        return loc
-
-    def resolve(self, e: tuple | None, depth: int = 0) -> ir.Loc | None:
-        if e is None:
-            return None
-        k = e[0]
-        if k == "f":
-            return ir.Loc(e[1], e[2], e[3])
-        if k == "r":
-            return self.alias(e[1], depth)
-        if k == "n":
-            child = self.resolve(e[2], depth) if e[2] is not None else None
-            if child is None:
-                return None
-            return ir.Loc(child.file, child.line, child.col, e[1])
-        if k == "c":
-            return self.resolve(e[1], depth)
-        if k == "fu":
-            for c in e[1]:
-                loc = self.resolve(c, depth)
-                if loc is not None:
-                    return loc
-            return None
-        return None
 
 
 # ------------------------------------------------------------------------------- functions
