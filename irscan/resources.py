@@ -1,13 +1,24 @@
 """Files irscan reads: its grammars (``grammars/`` at the top of a source checkout, where the design
 card keeps them as data, or ``irscan/grammars/`` inside an installed wheel, where setup.py copies
-them), and IR text files, plain or xz-compressed as the third-party corpus stores them."""
+them), and the user's files (IR text, plain or xz-compressed as the third-party corpus stores them;
+meta.json), read under the error contract: a file irscan cannot use is a :class:`UsageError`, bad
+bytes are an :class:`~irscan.ir.IRSyntaxError` with a line and column."""
 
 from __future__ import annotations
 
 import lzma
+import os
+import stat
 from pathlib import Path
 
+from irscan.ir import IRSyntaxError
+
 _HERE = Path(__file__).resolve().parent
+
+
+class UsageError(Exception):
+    """A path or argument irscan cannot use (missing, not a regular file, no program to run): the CLI
+    prints ``irscan: error: <message>`` and exits 2.  Not for bugs: those are exit 3."""
 
 
 def grammar_path(name: str) -> Path:
@@ -17,9 +28,44 @@ def grammar_path(name: str) -> Path:
     raise FileNotFoundError(f"irscan grammar {name} is missing from {_HERE / 'grammars'} (a broken install?)")
 
 
+_SPECIAL = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+            stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a folder"}  # fmt: skip
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The bytes of a regular file.  ``stat`` comes first: opening a FIFO or a terminal named
+    ``x.mlir`` would block forever, and a device could stream without end."""
+    try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            what = _SPECIAL.get(stat.S_IFMT(mode), "not a regular file")
+            raise UsageError(f"{path}: {what}, not a regular file; irscan reads IR from regular files")
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise UsageError(f"{path}: {exc.strerror or exc}") from exc
+
+
+def decode(data: bytes, path: str | Path) -> str:
+    """UTF-8 text; the first bad byte is reported at its line and column (columns count characters,
+    as the front ends' do: the part of the line before the bad byte is valid UTF-8)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = len(data[start : exc.start].decode("utf-8")) + 1
+        raise IRSyntaxError(
+            str(path), line, col, f"invalid UTF-8 (byte 0x{data[exc.start]:02x})", ["UTF-8 text"]
+        ) from None
+
+
 def read_text(path: str | Path) -> str:
-    """An IR file's text; ``.xz`` files are decompressed."""
-    p = Path(path)
-    if p.suffix == ".xz":
-        return lzma.decompress(p.read_bytes()).decode()
-    return p.read_text()
+    """A user's text file (IR or meta.json); ``.xz`` files are decompressed."""
+    data = read_bytes(path)
+    if Path(path).suffix == ".xz":
+        try:
+            data = lzma.decompress(data)
+        except lzma.LZMAError:
+            raise IRSyntaxError(str(path), 1, 1, "not a valid xz stream", ["an xz-compressed IR file"]) from None
+    return decode(data, path)

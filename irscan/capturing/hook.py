@@ -121,7 +121,7 @@ def _hooked_compile(self: Any, module: Any, pipeline: str, *args: Any, **kwargs:
     try:
         from cutlass._mlir import passmanager
 
-        first, tail = split_pipeline(pipeline, str(passmanager.PassManager.parse(pipeline)))
+        first, tail = split_pipeline(pipeline, str(passmanager.PassManager.parse(pipeline)))  # type: ignore[attr-defined]
         infos = kernel_signatures(module)
         jits = jit_functions(module)
         label = next(iter(infos), "module")

@@ -29,13 +29,16 @@ class KernelInfo:
     launch: dict[str, Any] = field(default_factory=dict)
 
 
-_LOC_RE = re.compile(r'"([^"<>]+\.py)":(\d+):(\d+)')
 _MEMREF_RE = re.compile(r'!cute\.memref<([^,]+),\s*([a-z_]+)(?:<[^>]*>)?,\s*(?:align<\d+>,\s*)?"([^"]*)"')
 
 
 def loc_file_line(loc_text: str) -> tuple[str | None, int | None]:
-    m = _LOC_RE.search(loc_text)
-    return (m.group(1), int(m.group(2))) if m else (None, None)
+    """The Python file and line of an op's location (``str(op.location)``), read by the MLIR front
+    end's one location parser, so a kernel's line in meta.json is the line a scan would give it."""
+    from irscan.frontend.mlir.locations import file_line_col  # the front end: only once a kernel compiles
+
+    loc = file_line_col(loc_text)
+    return (loc[0], loc[1]) if loc else (None, None)
 
 
 def _leaves(s: str) -> list[str]:

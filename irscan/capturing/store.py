@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -17,6 +18,8 @@ from typing import Any
 
 from irscan.capturing.env import DEFAULT_ARCH
 from irscan.capturing.meta import KernelInfo
+from irscan.ir import SREG_RANGES, IRSyntaxError
+from irscan.resources import read_text
 
 MLIR_FILE = "module.mlir"
 PTX_FILE = "module.ptx"
@@ -100,11 +103,159 @@ def write(
 
 
 def load(folder: str | os.PathLike[str]) -> Capture:
-    """Read a capture folder back."""
+    """Read a capture folder back; its meta.json is checked first (:func:`parse_meta`)."""
     d = Path(folder)
-    meta = json.loads((d / META_FILE).read_text())
-    kernels = [KernelInfo(**k) for k in meta.get("kernels", [])]
+    path = d / META_FILE
+    meta = parse_meta(read_text(path), str(path))
+    kernels = [KernelInfo(**{f: k[f] for f in _KERNEL_FIELDS if f in k}) for k in meta["kernels"]]
     return Capture(d, meta.get("module", d.name), meta.get("arch", DEFAULT_ARCH), kernels, meta)
+
+
+# ----------------------------------------------------------------------------------------- meta.json checks
+# A meta.json decides verdicts (a grid dim bounds ctaid), so a wrong one must be an error that names
+# the field, never a traceback deep in the analysis nor a silent verdict ("wraps when ctaid.x >= 0"
+# from a 10^40 grid).  Unknown fields are ignored: newer writers may add some.
+
+_KERNEL_FIELDS = tuple(f.name for f in dataclasses.fields(KernelInfo))
+_MAX_DIGITS = 40  # no meta.json number has more; longer literals would hit Python's 4,300-digit limit
+
+
+class _Bad(Exception):
+    def __init__(self, where: str, expected: str, value: Any):
+        super().__init__(f"{where}: expected {expected}, got {_show(value)}")
+
+
+def _show(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and not math.isfinite(v):
+        return "a number too large or not finite" if v == v else "NaN"
+    if isinstance(v, (int, float)):
+        return f"{v:g}" if isinstance(v, float) or abs(v) < 10**12 else f"{float(v):g}"
+    kinds: dict[type, str] = {str: "a string", list: "a list", dict: "an object"}
+    return f"{kinds.get(type(v), type(v).__name__)} {json.dumps(v)[:40]}"
+
+
+def _need(cond: bool, where: str, expected: str, value: Any) -> None:
+    if not cond:
+        raise _Bad(where, expected, value)
+
+
+def _obj(v: Any, where: str) -> dict[str, Any]:
+    _need(isinstance(v, dict), where, "an object", v)
+    return v  # type: ignore[no-any-return]
+
+
+def _list(v: Any, where: str) -> list[Any]:
+    _need(isinstance(v, list), where, "a list", v)
+    return v  # type: ignore[no-any-return]
+
+
+def _str(d: dict[str, Any], key: str, where: str, optional: bool = True, null: bool = False) -> None:
+    if key not in d:
+        _need(optional, f"{where}.{key}" if where else key, "a string (the field is missing)", None)
+        return
+    v = d[key]
+    _need(isinstance(v, str) or (null and v is None), f"{where}.{key}" if where else key, "a string", v)
+
+
+def _int(v: Any, where: str, lo: int, hi: int | None = None, null: bool = False) -> None:
+    if null and v is None:
+        return
+    ok = isinstance(v, int) and not isinstance(v, bool) and v >= lo and (hi is None or v <= hi)
+    bound = f"an integer from {lo} to {hi}" if hi is not None else f"an integer >= {lo}"
+    _need(ok, where, bound, v)
+
+
+def _dims(v: Any, where: str, regs: str) -> None:
+    """1 to 3 launch dims, each within the ISA's limits for ``regs`` (ntid: block, nctaid: grid)."""
+    dims = _list(v, where)
+    _need(1 <= len(dims) <= 3, where, "1 to 3 dims", v)
+    for axis, d in zip("xyz", dims, strict=False):
+        lo, hi = SREG_RANGES[f"{regs}.{axis}"]
+        _int(d, f"{where}[{'xyz'.index(axis)}]", lo, hi)
+    if regs == "ntid":
+        _need(math.prod(dims) <= SREG_RANGES["ntid.x"][1], where, "at most 1024 threads per block", v)
+
+
+def _mode(v: Any, where: str) -> None:
+    m = _obj(v, where)
+    _need(m.get("kind") in ("static", "dynamic"), f"{where}.kind", '"static" or "dynamic"', m.get("kind"))
+    if m["kind"] == "dynamic":
+        _need(m.get("width") in (32, 64) and not isinstance(m.get("width"), bool), f"{where}.width", "32 or 64",
+              m.get("width"))  # fmt: skip
+    elif "value" in m:
+        _need(isinstance(m["value"], str) or (isinstance(m["value"], int) and not isinstance(m["value"], bool)),
+              f"{where}.value", "an integer or a string", m["value"])  # fmt: skip
+    _str(m, "text", where)
+
+
+def _arg(v: Any, where: str) -> None:
+    a = _obj(v, where)
+    if "index" in a:
+        _int(a["index"], f"{where}.index", 0)
+    for key in ("type", "dtype", "space", "layout"):
+        _str(a, key, where)
+    if "modes" in a:
+        for i, m in enumerate(_list(a["modes"], f"{where}.modes")):
+            mw = f"{where}.modes[{i}]"
+            _mode(_obj(m, mw).get("shape"), f"{mw}.shape")
+            if m.get("stride") is not None:
+                _mode(m["stride"], f"{mw}.stride")
+
+
+def _kernel(v: Any, where: str) -> None:
+    k = _obj(v, where)
+    _need(isinstance(k.get("name"), str) and bool(k.get("name")), f"{where}.name", "a kernel name", k.get("name"))
+    _str(k, "file", where, null=True)
+    _int(k.get("line"), f"{where}.line", 1, null=True)
+    for i, a in enumerate(_list(k.get("args", []), f"{where}.args")):
+        _arg(a, f"{where}.args[{i}]")
+    launch = _obj(k.get("launch", {}), f"{where}.launch")
+    for key, regs in (("reqntid", "ntid"), ("exact_block_dim", "ntid"), ("exact_grid_dim", "nctaid")):
+        if key in launch:
+            _dims(launch[key], f"{where}.launch.{key}", regs)
+    if "cluster_launch" in launch:
+        _need(isinstance(launch["cluster_launch"], bool), f"{where}.launch.cluster_launch", "true or false",
+              launch["cluster_launch"])  # fmt: skip
+
+
+def check_meta(doc: Any) -> None:
+    """Raise ``_Bad`` naming the first field of a meta.json document that this irscan cannot use."""
+    d = _obj(doc, "meta.json")
+    _need(d.get("schema") == SCHEMA and not isinstance(d.get("schema"), bool), "schema", f"{SCHEMA}",
+          d.get("schema"))  # fmt: skip
+    _str(d, "module", "")
+    _str(d, "arch", "")
+    _need("kernels" in d, "kernels", "a list of kernels (the field is missing)", None)
+    for i, k in enumerate(_list(d["kernels"], "kernels")):
+        _kernel(k, f"kernels[{i}]")
+    for i, j in enumerate(_list(d.get("jit_functions", []), "jit_functions")):
+        _str(_obj(j, f"jit_functions[{i}]"), "name", f"jit_functions[{i}]", optional=False)
+        _int(j.get("line"), f"jit_functions[{i}].line", 1, null=True)
+    for key in ("environment", "files"):
+        _obj(d.get(key, {}), key)
+
+
+def _parse_int(text: str) -> int | float:
+    return int(text) if len(text) <= _MAX_DIGITS else math.inf  # rejected below as "too large"
+
+
+def parse_meta(text: str, path: str) -> dict[str, Any]:
+    """A meta.json document, checked; any fault is an :class:`IRSyntaxError` at ``path``."""
+    try:
+        doc = json.loads(text, parse_int=_parse_int)
+    except json.JSONDecodeError as exc:
+        raise IRSyntaxError(path, exc.lineno, exc.colno, f"not valid JSON: {exc.msg}", ["a JSON object"]) from None
+    except RecursionError:  # json's C scanner stops on deep nesting with this, cleanly
+        raise IRSyntaxError(path, 1, 1, "JSON nested too deeply", ["a capture's meta.json"]) from None
+    try:
+        check_meta(doc)
+    except _Bad as exc:
+        raise IRSyntaxError(path, 1, 1, str(exc)) from None
+    return doc  # type: ignore[no-any-return]
 
 
 def find_captures(root: str | os.PathLike[str]) -> list[Path]:
