@@ -1,10 +1,20 @@
 """Finding: plain data that every output format renders.  Its JSON form is a public contract:
-fields are only ever added, never renamed or given a new meaning (README, "JSON output")."""
+fields are only ever added, never renamed or given a new meaning (README, "JSON output").
+
+A finding's ``id`` is stable across builds (README, "Finding ids"): it hashes what a reader would call
+the same bug (the kernel's Python name, the IR kind, the check, the Python statement, the expression)
+and nothing the compiler renumbers (IR lines, SSA names, the DSL's layout-mangled name suffix), so a
+baseline or a diff between two builds can match findings by id.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import json
+import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from pathlib import PurePath
 from typing import Any
 
 
@@ -51,8 +61,97 @@ class Finding:
 
     def __post_init__(self) -> None:
         if not self.id:
-            key = f"{self.ir}|{self.kernel}|{self.check}|{self.ir_line}|{self.expression}"
-            self.id = hashlib.sha1(key.encode()).hexdigest()[:12]
+            self.id = base_id(self)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+# -- stable ids --
+
+#: Where the DSL's mangled arguments begin in a kernel name (CuTe DSL 4.8 ``mangle_name``: the
+#: function's ``__name__``, then ``str()`` of each argument, punctuation dropped): a tensor's type and
+#: layout, a copy/MMA atom, a fake tensor (``@cute.jit`` functions), an argument's class.
+_ARG_START = re.compile(
+    r"_(?=tensor|FakeTensor|ptr|Tiled|CopyAtom|MmaAtom|MMAAtom|Layout|ComposedLayout|Swizzle|cutlass)"
+)
+#: A plain argument: a number (a Constexpr), None, a bool, or the empty string between two ``_``.
+_PLAIN_ARG = re.compile(r"\d+|None|True|False|")
+#: ``str()`` of an object without its own ``__str__`` (``<module.Class object at 0x...>``, the address
+#: dropped): the ``self`` of a kernel method, the first argument the DSL mangles.
+_OBJECT = "_object_at_"
+_SSA = re.compile(r"%[\w.$#-]+")
+_BLOCK = re.compile(r"\^[\w.$-]+")
+_IR_LINE = re.compile(r"IR line \d+")
+
+
+def kernel_key(name: str) -> str:
+    """The kernel's Python name inside the DSL's symbol name: ``kernel_cutlass_copy_kernel_tensorptrf32
+    ..._0`` -> ``copy_kernel``; for a method, the function name and its owner's module and class as the
+    DSL spells them (``kernel_quackrmsnormRMSNorm``).  The layout-mangled arguments change with every
+    shape, stride or dtype and the trailing counter with the number of kernels compiled before it."""
+    n = re.sub(r"_\d+$", "", name.removeprefix("kernel_")).removeprefix("cutlass_")
+    arg = _ARG_START.search(n)
+    obj = n.find(_OBJECT)
+    if obj > 0 and (arg is None or obj < arg.start()):
+        return n[:obj]
+    if arg is not None:
+        n = n[: arg.start()]
+    head, *rest = n.split("_")
+    for i, tok in enumerate(rest):
+        if _PLAIN_ARG.fullmatch(tok):
+            rest = rest[:i]
+            break
+    return "_".join([head, *rest])
+
+
+def portable_path(file: str) -> str:
+    """The source file as it reads on any machine: the part after ``site-packages/`` for an installed
+    package (``flash_attn/cute/flash_fwd.py``), else the file's name (the kernel key says which program)."""
+    p = file.replace("\\", "/")
+    for marker in ("/site-packages/", "/dist-packages/"):
+        i = p.rfind(marker)
+        if i >= 0:
+            return p[i + len(marker) :]
+    return PurePath(p).name
+
+
+def canonical_expression(expression: str) -> str:
+    """The expression without what the compiler names: SSA values and registers (``%r462``, ``%2996``),
+    block labels (``^bb89``) and IR line numbers become placeholders."""
+    return _IR_LINE.sub("IR line", _BLOCK.sub("^", _SSA.sub("%", expression)))
+
+
+def base_id(f: Finding) -> str:
+    """The id before duplicates are told apart: a hash of the kernel key, the IR kind, the check, the
+    Python statement (portable file and line; the kernel's def line when the IR has no line info) and
+    the canonical expression."""
+    where = [portable_path(f.file), f.line or 0] if f.file else ["", 0]
+    key = [kernel_key(f.kernel), f.ir, f.check, *where, canonical_expression(f.expression)]
+    return hashlib.sha1(json.dumps(key).encode()).hexdigest()[:12]
+
+
+def _scope(f: Finding) -> str:
+    """Twins are paired within one capture folder, so an id a ``twin`` names is unique there."""
+    return str(PurePath(f.ir_file).parent)
+
+
+def assign_ids(findings: Iterable[Finding]) -> None:
+    """Give every finding its id, unique among ``findings``; twins follow their partner's new id.
+
+    Findings that share a base id (one access found twice, a kernel compiled for two shapes) are
+    numbered ``<id>``, ``<id>-2``, ... in the order of the statement's column, then the access's kind,
+    then the order they were scanned in: never by IR line, so the numbering survives a rebuild."""
+    fs = list(findings)
+    groups: dict[str, list[Finding]] = {}
+    for f in fs:
+        groups.setdefault(base_id(f), []).append(f)
+    renamed: dict[tuple[str, str], str] = {}
+    for base, group in groups.items():
+        for i, f in enumerate(sorted(group, key=lambda f: (f.col or 0, str(f.sink.get("kind", ""))))):
+            new = base if i == 0 else f"{base}-{i + 1}"
+            renamed[(_scope(f), f.id)] = new
+            f.id = new
+    for f in fs:
+        if f.twin is not None:
+            f.twin = renamed.get((_scope(f), f.twin), f.twin)

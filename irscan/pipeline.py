@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -14,9 +15,9 @@ from irscan import checks
 from irscan.analysis import dataflow
 from irscan.analysis.ranges import Facts, Ranges
 from irscan.capturing.store import META_FILE, find_captures, load
-from irscan.findings import Finding
-from irscan.ir import IRKind, Module
-from irscan.resources import read_text
+from irscan.findings import Finding, assign_ids
+from irscan.ir import IRKind, IRSyntaxError, Module
+from irscan.resources import UsageError, read_text
 
 
 @dataclass
@@ -42,6 +43,31 @@ def detect_ir(path: Path, text: str) -> IRKind:
         return "mlir"
     head = text[:4000]
     return "ptx" if ".version" in head and ".target" in head else "mlir"
+
+
+IR_SUFFIXES = (".mlir", ".ptx", ".mlir.xz", ".ptx.xz")
+#: what the first token of LLVM-dialect MLIR can be: ``module``, an op (``dialect.op`` or generic
+#: ``"op"``), a result (``%0 = ...``), an attribute or type alias, the ``{-#`` metadata block
+_MLIR_START = re.compile(r'module\b|[A-Za-z_][\w$]*\.[\w$.]+|["%#!^]|\{-#')
+_MLIR_EXPECTED = ["module {", "llvm.func @name(...)", "gpu.module @name", "#alias = ...", "!alias = ..."]
+_SKIP = re.compile(r"(?:\s+|//[^\n]*|/\*.*?\*/)*", re.S)  # blanks and comments before the first token
+
+
+def require_ir(text: str, path: str, ir: IRKind, named: bool) -> None:
+    """Reject an empty file, or one whose first token cannot begin the IR it is taken for, at that
+    token: the front ends would read such text as a module with nothing in it ("0 kernel scan(s)").
+    ``named``: the file name said which IR (otherwise PTX is also a possibility worth naming)."""
+    at = _SKIP.match(text).end()  # type: ignore[union-attr]
+    line = text.count("\n", 0, at) + 1
+    col = at - (text.rfind("\n", 0, at) + 1) + 1
+    expected = _MLIR_EXPECTED if ir == "mlir" else [".version", ".target"]
+    if not named:
+        expected = [*_MLIR_EXPECTED, ".version (PTX)"]
+    if at >= len(text):
+        raise IRSyntaxError(path, line, col, "empty file: no IR in it", expected)
+    if ir == "mlir" and not _MLIR_START.match(text, at):
+        what = "MLIR" if named else "MLIR or PTX"
+        raise IRSyntaxError(path, line, col, f"not {what} text: unexpected {text[at : at + 20].split()[0]!r}", expected)
 
 
 def parse(text: str, path: str, ir: IRKind) -> Module:
@@ -81,12 +107,14 @@ def scan_module(module: Module, meta: dict[str, Any] | None = None) -> ScanResul
         )  # fmt: skip
     for name, count in module.opaque.items():
         res.unseen[f"{module.ir}:{name}"] = res.unseen.get(f"{module.ir}:{name}", 0) + count
+    assign_ids(res.findings)  # unique within the module before twins refer to them
     return res
 
 
 def scan_file(path: Path, meta: dict[str, Any] | None = None) -> ScanResult:
     text = read_text(path)
     ir = detect_ir(path, text)
+    require_ir(text, str(path), ir, path.name.endswith(IR_SUFFIXES))
     module = parse(text, str(path), ir)
     res = scan_module(module, meta)
     return res
@@ -108,9 +136,13 @@ def _meta(folder: Path) -> dict[str, Any] | None:
 
 
 def scan_capture(folder: Path, irs: tuple[str, ...] = ("mlir", "ptx")) -> ScanResult:
-    meta = _meta(folder)
+    return scan_together(ir_files(folder), _meta(folder), irs)
+
+
+def scan_together(files: list[Path], meta: dict[str, Any] | None, irs: tuple[str, ...]) -> ScanResult:
+    """The IR files of one module (a capture folder's MLIR and PTX), their findings paired as twins."""
     res = ScanResult()
-    for f in ir_files(folder):
+    for f in files:
         if detect_ir(f, "") in irs:
             res.extend(scan_file(f, meta))
     pair_twins(res.findings, {(k["ir"], k["kernel"]) for k in res.kernels})
@@ -125,21 +157,35 @@ def scan_paths(paths: list[Path], irs: tuple[str, ...] = ("mlir", "ptx")) -> Sca
     for p in paths:
         if p.is_dir():
             caps = find_captures(p)
-            if not caps:
-                raise FileNotFoundError(f"{p}: no capture folder (meta.json) and no IR file in it")
             for c in caps:
                 res.extend(scan_capture(c, irs))
+            if not caps:
+                res.extend(scan_loose_files(p, irs))
         elif p.exists():
             meta = _meta(p.parent)
             res.extend(scan_file(p, meta))
         else:
-            raise FileNotFoundError(f"{p}: no such file or folder")
+            raise UsageError(f"{p}: no such file or folder")
+    assign_ids(res.findings)  # unique in the whole document
+    return res
+
+
+def scan_loose_files(folder: Path, irs: tuple[str, ...]) -> ScanResult:
+    """A folder of IR files with no meta.json (copied out of a capture, or written by hand): each
+    folder's files are scanned together, without the launch facts and layouts meta.json would add."""
+    files = sorted(f for f in folder.rglob("*") if f.name.endswith(IR_SUFFIXES) and not f.is_dir())
+    if not files:
+        raise UsageError(f"{folder}: no capture folder (meta.json) and no IR file ({', '.join(IR_SUFFIXES)}) in it")
+    res = ScanResult()
+    for parent in sorted({f.parent for f in files}):
+        res.extend(scan_together([f for f in files if f.parent == parent], None, irs))
     return res
 
 
 # -- both IRs side by side: pair the MLIR and PTX findings of one access --
 # MLIR is what the DSL meant (an nsw overflow there is undefined behaviour); PTX is what runs (NVVM may
 # have zero-extended, so the hardware wraps at 2^32, not 2^31).
+
 
 def _key(f: Finding) -> tuple[str, object]:
     if f.source_precision == "statement" and f.file:
@@ -225,6 +271,7 @@ def scan_safely(folder: Path, strict: bool, irs: tuple[str, ...] = ("mlir", "ptx
             if strict:
                 raise
             res.errors.append(f"irscan could not scan {capture}: {type(exc).__name__}: {exc}")
+    assign_ids(res.findings)  # unique in the whole document
     return res
 
 
