@@ -26,9 +26,10 @@ class FnBuilder:
         self.fn.params.append(Param(name=name, type=type_text, index=len(self.fn.params)))
         return name
 
-    def op(self, kind: Kind, *operands: Any, width: int = 32, result: bool = True, **kw: Any) -> str:
+    def op(self, kind: Kind, *operands: Any, width: int = 32, result: bool | str = True, **kw: Any) -> str:
+        """Append an op; its result is ``%<id>``, or the register named by ``result`` (PTX: not SSA)."""
         self._n += 1
-        res = f"%{self._n}" if result else None
+        res = result if isinstance(result, str) else f"%{self._n}" if result else None
         b = self.fn.blocks[-1]
         op = Op(id=self._n, kind=kind, name=kw.pop("name", f"llvm.{kind.value}"), results=(res,) if res else (),
                 operands=tuple(operands), width=width, line=self._n, text=f"{res} = {kind.value}",

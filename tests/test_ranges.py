@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import pytest
 from irbuild import FnBuilder
 
 from irscan import checks
 from irscan.analysis import dataflow
 from irscan.analysis.intervals import Interval
 from irscan.analysis.ranges import Facts, Ranges
+from irscan.analysis.reaching import reaching_definitions
 from irscan.ir import Kind
 
 TENSOR = "!llvm.struct<(ptr<1>, struct<(struct<()>, struct<()>)>)>"
 
 
 def _ranges(b: FnBuilder) -> tuple[dataflow.Graph, Ranges]:
-    gr = dataflow.build(b.module, b.fn)
+    gr = dataflow.build(b.module, b.fn, reaching_definitions)
     return gr, Ranges(gr, Facts.of(b.fn.attrs))
 
 
@@ -129,3 +131,61 @@ def test_loop_induction_variable_is_bounded_by_its_compare() -> None:
     phi = next(n for n in gr.nodes() if gr.op(n).kind is Kind.PHI)
     assert rg.interval(rg.value(phi)) == Interval(0, 64)
     assert checks.run(gr, rg, checks.Context("k", "test.mlir")) == []
+
+
+CHAIN = 5000
+
+
+def _chain(ir: str, steps: int, mul: int) -> tuple[dataflow.Graph, Ranges, int]:
+    """``idx = tid.x; idx = idx * mul + 1`` ``steps`` times, then ``idx`` indexes a global load.
+
+    MLIR-like: every step has its own SSA value.  PTX-like: every step rewrites one register, so the
+    graph's edges come from the reaching definitions.
+    """
+    b = FnBuilder(ir=ir, exact_block_dim=(128, 1, 1))
+    reg = "%r1" if ir == "ptx" else True
+    idx = b.op(Kind.SREG, attrs={"sreg": "tid.x"}, result=reg)
+    for _ in range(steps):
+        if mul != 1:
+            idx = b.op(Kind.MUL, idx, 3 if ir == "ptx" else b.const(mul), result=reg)
+        idx = b.op(Kind.ADD, idx, 1 if ir == "ptx" else b.const(1), result=reg)
+    last = b._n
+    wide = b.op(Kind.SEXT, idx, width=64, src_width=32)
+    b.op(Kind.LOAD, wide, width=32, addr=0, space="global")
+    gr = dataflow.build(b.module, b.fn, reaching_definitions)
+    return gr, Ranges(gr, Facts.of(b.fn.attrs)), last
+
+
+@pytest.mark.parametrize("ir", ["mlir", "ptx"])
+def test_a_5000_op_dependency_chain_evaluates_without_recursion(ir: str) -> None:
+    gr, rg, last = _chain(ir, CHAIN, mul=1)
+    v = rg.value(last)
+    assert rg.name(v) == f"tid.x + {CHAIN}"
+    assert rg.interval(v) == Interval(CHAIN, CHAIN + 127)
+
+
+@pytest.mark.parametrize("ir", ["mlir", "ptx"])
+def test_a_300_step_unrolled_index_chain_keeps_its_exact_affine_form(ir: str) -> None:
+    # the shape of corpus/programs/long_index_chain.py: idx = idx * 3 + 1, unrolled
+    gr, rg, last = _chain(ir, 300, mul=3)
+    v = rg.value(last)
+    ((_, coef),) = v.terms
+    assert (coef, v.const) == (3**300, (3**300 - 1) // 2)
+    assert rg.interval(v).hi == 127 * 3**300 + (3**300 - 1) // 2
+    (f,) = checks.run(gr, rg, checks.Context("k", f"test.{ir}"))
+    assert f.check == "narrow-widened-late" and f.severity == "must"
+
+
+def test_a_5000_op_loop_body_is_cut_at_its_block_argument() -> None:
+    b = FnBuilder()
+    b.branch(("loop", (b.const(0),)))
+    b.block("loop", args=("%i",), widths=(32,))
+    x = "%i"
+    for _ in range(CHAIN):
+        x = b.op(Kind.XOR, x, b.const(5))
+    b.branch(("loop", (x,)), ("exit", ()), cond=b.op(Kind.ICMP, x, b.const(7), attrs={"pred": "eq"}))
+    b.block("exit")
+    gr, rg = _ranges(b)
+    phi = next(n for n in gr.nodes() if gr.op(n).kind is Kind.PHI)
+    assert rg.interval(rg.value(phi)) == Interval(0, 2**31 - 1)  # loop-carried, unbounded: free
+    assert not rg.atoms[phi].fixed

@@ -9,13 +9,22 @@ stays unbounded in its type.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from irscan.analysis.intervals import Affine
 from irscan.ir import Kind
 
 if TYPE_CHECKING:
     from irscan.analysis.dataflow import Graph
-    from irscan.analysis.intervals import Affine, Interval
+    from irscan.analysis.intervals import Interval
+
+T = TypeVar("T")
+
+#: One step of the range evaluation: it yields the id of each op whose value it needs and is sent that
+#: value back (or has :class:`Cycle` thrown in), and returns its result.  ``Ranges._run`` drives the
+#: steps on an explicit stack, so no walk recurses as deep as the input's dependency chains.
+Eval = Generator[int, Affine, T]
 
 
 class Cycle(Exception):
@@ -30,11 +39,10 @@ class LoopBounds:
     if TYPE_CHECKING:  # provided by the host class (irscan.analysis.ranges.Ranges)
 
         def interval(self, a: Affine, least_harm: bool = False) -> Interval: ...
-        def _operand(self, n: int, slot: int) -> Affine: ...
-        def _value(self, n: int) -> Affine: ...
+        def _operand(self, n: int, slot: int) -> Eval[Affine]: ...
         def _const_operand(self, n: int, slot: int) -> int | None: ...
 
-    def _induction_bound(self, cyclic: list[int], key: Any) -> int | None:
+    def _induction_bound(self, cyclic: list[int], key: Any) -> Eval[int | None]:
         """The largest value a loop-carried join can hold, from the loop's own compare; None if unknown.
 
         Two shapes the DSL emits: ``i = init; i += step while i < B`` (the join can carry up to
@@ -43,11 +51,11 @@ class LoopBounds:
         best: int | None = None
         for d in cyclic:
             if self.gr.op(d).kind is Kind.SELECT:
-                v = self._wraparound_bound(d)
+                v = yield from self._wraparound_bound(d)
                 if v is None:
-                    v = self._odometer_bound(d, key)
+                    v = yield from self._odometer_bound(d, key)
             else:
-                v = self._step_bound(d, key)
+                v = yield from self._step_bound(d, key)
             if v is None:
                 return None
             best = v if best is None else max(best, v)
@@ -60,7 +68,7 @@ class LoopBounds:
         steps = [c for c in (self._const_operand(d, 0), self._const_operand(d, 1)) if c is not None]
         return steps[0] if len(steps) == 1 and steps[0] > 0 else None
 
-    def _compare_bound(self, n: int, preds: tuple[str, ...]) -> int | None:
+    def _compare_bound(self, n: int, preds: tuple[str, ...]) -> Eval[int | None]:
         """Largest B of ``icmp pred n, B`` among n's users (``sle``/``ule`` count as B + 1)."""
         bound = None
         for u, slot in self.gr.users(n):
@@ -69,23 +77,27 @@ class LoopBounds:
             if uop.kind is not Kind.ICMP or slot != 0 or pred not in preds:
                 continue
             try:
-                bv = self._operand(u, 1)
+                bv = yield from self._operand(u, 1)
             except Cycle:
                 continue
             b = self.interval(bv).hi + (1 if pred in ("sle", "ule") else 0)
             bound = b if bound is None else max(bound, b)
         return bound
 
-    def _step_bound(self, d: int, key: Any) -> int | None:
+    def _step_bound(self, d: int, key: Any) -> Eval[int | None]:
         step = self._step_of(d)
         if step is None:
             return None
         preds = ("slt", "ult", "sle", "ule") + (("ne",) if step == 1 else ())
         # compares on the incremented value, or on the join itself (MLIR block argument)
-        bounds = [b for c in [d] + ([key] if isinstance(key, int) else []) if (b := self._compare_bound(c, preds))]
+        bounds = []
+        for c in [d] + ([key] if isinstance(key, int) else []):
+            b = yield from self._compare_bound(c, preds)
+            if b:
+                bounds.append(b)
         return max(bounds) - 1 + step if bounds else None
 
-    def _odometer_bound(self, d: int, key: Any) -> int | None:
+    def _odometer_bound(self, d: int, key: Any) -> Eval[int | None]:
         """``k = cond ? k + s : k`` (the outer digit of a flattened loop nest): at most s per trip of
         the loop, so it stays below init + s * trips, with trips from the loop's main counter."""
         if not isinstance(key, int) or len(self.gr.op(d).operands) != 3:
@@ -97,21 +109,29 @@ class LoopBounds:
             step = self._step_of(add)
             if step is None or key not in (self.gr.defs(add, 0) + self.gr.defs(add, 1)):
                 continue
-            trips = self._trip_count(key)
-            inits = [self._init_hi(x) for x in self.gr.defs(key, 0) if x != d]
+            trips = yield from self._trip_count(key)
+            inits = yield from self._inits(key, d)
             init = [v for v in inits if v is not None]
             if trips is None or not init or len(init) != len(inits):
                 return None
             return max(init) + step * trips
         return None
 
-    def _init_hi(self, n: int) -> int | None:
+    def _init_hi(self, n: int) -> Eval[int | None]:
         try:
-            return self.interval(self._value(n)).hi
+            return self.interval((yield n)).hi
         except Cycle:
             return None
 
-    def _trip_count(self, phi: int) -> int | None:
+    def _inits(self, phi: int, step: int) -> Eval[list[int | None]]:
+        """The largest value of each of ``phi``'s incoming values other than ``step`` (None: unknown)."""
+        out = []
+        for x in self.gr.defs(phi, 0):
+            if x != step:
+                out.append((yield from self._init_hi(x)))
+        return out
+
+    def _trip_count(self, phi: int) -> Eval[int | None]:
         """Trips of the loop headed by ``phi``'s block, from a sibling ``i += step while i < B`` counter."""
         label = self.gr.op(phi).attrs.get("block")
         best = None
@@ -122,15 +142,19 @@ class LoopBounds:
                 step = self._step_of(d)
                 if step is None or sib not in (self.gr.defs(d, 0) + self.gr.defs(d, 1)):
                     continue
-                bounds = [b for c in (d, sib) if (b := self._compare_bound(c, ("slt", "ult", "sle", "ule")))]
-                inits = [self._init_hi(x) for x in self.gr.defs(sib, 0) if x != d]
+                bounds = []
+                for c in (d, sib):
+                    b = yield from self._compare_bound(c, ("slt", "ult", "sle", "ule"))
+                    if b:
+                        bounds.append(b)
+                inits = yield from self._inits(sib, d)
                 if bounds and inits and None not in inits:
                     lo = min(i for i in inits if i is not None)
                     t = max(0, -(-(max(bounds) - lo) // step))
                     best = t if best is None else min(best, t)
         return best
 
-    def _wraparound_bound(self, d: int) -> int | None:
+    def _wraparound_bound(self, d: int) -> Eval[int | None]:
         """``select(inc == B, reset, inc)`` or ``select(inc != B, inc, reset)`` with ``inc = j + 1``."""
         op = self.gr.op(d)
         if len(op.operands) != 3:
@@ -148,7 +172,7 @@ class LoopBounds:
         if not sides:
             return None
         try:
-            bv = self._operand(conds[0], 1 - sides[0])
+            bv = yield from self._operand(conds[0], 1 - sides[0])
         except Cycle:
             return None
         return max(self.interval(bv).hi - 1, reset)

@@ -16,16 +16,20 @@ threshold of the dominant input.
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from irscan.analysis.dataflow import Graph
+from irscan.analysis.inputs import Facts, Inputs
 from irscan.analysis.intervals import Affine, Interval, bitwise, free_range, signed_range
-from irscan.analysis.loops import Cycle, LoopBounds
-from irscan.analysis.params import Field, field_by_offset, field_by_path, tensor_fields
-from irscan.ir import SREG_RANGES, Kind, Op
+from irscan.analysis.loops import Cycle, Eval, LoopBounds
+from irscan.analysis.params import Field
+from irscan.ir import Kind, Op
+
+__all__ = ["Atom", "Facts", "Ranges"]
+
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -45,43 +49,17 @@ class Atom:
 #: longest expression spelled out in a derived input's name
 NAME_LIMIT = 80
 
-#: warp shuffles, by op-name prefix: the operand slot of the value being shuffled
-SHUFFLES = {"nvvm.shfl.sync": 1, "shfl.sync": 0}
-
-
-SREG_LAUNCH = {"tid": "block", "ntid": "block", "ctaid": "grid", "nctaid": "grid"}
-
 
 @dataclass
-class Facts:
-    """Launch facts for one kernel: the IR's own, completed by the capture's meta.json."""
+class Ranges(LoopBounds, Inputs):
+    """Lazy, memoised evaluation of ideal values over one function's graph.
 
-    block: tuple[int, ...] | None = None  # exact block dims
-    grid: tuple[int, ...] | None = None  # exact grid dims
-    max_block: tuple[int, ...] | None = None  # upper bounds only (maxntid)
-
-    @staticmethod
-    def of(fn_attrs: dict[str, Any], meta_launch: dict[str, Any] | None = None) -> Facts:
-        m = meta_launch or {}
-
-        def pick(*vals: Any) -> tuple[int, ...] | None:
-            for v in vals:
-                if v:
-                    return tuple(int(x) for x in v)
-            return None
-
-        return Facts(
-            block=pick(
-                fn_attrs.get("exact_block_dim"), fn_attrs.get("reqntid"), m.get("exact_block_dim"), m.get("reqntid")
-            ),
-            grid=pick(fn_attrs.get("exact_grid_dim"), m.get("exact_grid_dim")),
-            max_block=pick(fn_attrs.get("maxntid")),
-        )
-
-
-@dataclass
-class Ranges(LoopBounds):
-    """Lazy, memoised evaluation of ideal values over one function's graph."""
+    The evaluation is written as generators (:data:`irscan.analysis.loops.Eval`): where a value needs
+    another op's value it yields that op's id, and :meth:`_run` evaluates it on an explicit stack and
+    sends the result back.  So a dependency chain of any length (an unrolled 300-step index chain,
+    a 100k-op kernel) costs heap, not Python's recursion limit, and the order of evaluation (which
+    decides where a loop is cut) is exactly that of a plain recursive walk.
+    """
 
     gr: Graph
     facts: Facts = field(default_factory=Facts)
@@ -96,19 +74,14 @@ class Ranges(LoopBounds):
 
     def value(self, n: int) -> Affine:
         """Ideal value of op ``n``'s (first) result."""
-        limit = sys.getrecursionlimit()
-        if limit < 20000:
-            sys.setrecursionlimit(20000)
         try:
-            return self._value(n)
+            return self._run(self._value(n))
         except Cycle:
             return self._opaque_atom(("cycle", n), f"loop value ({self.gr.op(n).name})", 64)
-        finally:
-            sys.setrecursionlimit(limit)
 
     def operand(self, n: int, slot: int) -> Affine:
         try:
-            return self._operand(n, slot)
+            return self._run(self._operand(n, slot))
         except Cycle:
             return self._opaque_atom(("cycle", n, slot), "loop value", 64)
 
@@ -134,9 +107,44 @@ class Ranges(LoopBounds):
             parts.append(str(a.const))
         return " + ".join(parts).replace("+ -", "- ")
 
+    # ------------------------------------------------------------------ the driver
+
+    def _run(self, root: Eval[T]) -> T:
+        """Drive an evaluation: each yielded op id is evaluated on the stack, its value sent back.
+
+        An exception leaving a step (``Cycle``, for a value already being evaluated) is thrown into
+        the step that asked for it, just as a recursive call would have raised it there.
+        """
+        stack: list[Eval[Any]] = [root]
+        sent: Any = None
+        err: Exception | None = None
+        memo = self._memo
+        while True:
+            top = stack[-1]
+            try:
+                n = top.send(sent) if err is None else top.throw(err)
+            except StopIteration as stop:
+                stack.pop()
+                if not stack:
+                    return stop.value  # type: ignore[no-any-return]
+                sent, err = stop.value, None
+                continue
+            except Exception as e:  # noqa: BLE001 (handed to the asking step, or raised from the root)
+                stack.pop()
+                if not stack:
+                    raise
+                sent, err = None, e
+                continue
+            err = None
+            if n in memo:
+                sent = memo[n]
+            else:
+                stack.append(self._value(n))
+                sent = None
+
     # ------------------------------------------------------------------ evaluation
 
-    def _value(self, n: int) -> Affine:
+    def _value(self, n: int) -> Eval[Affine]:
         if n in self._memo:
             return self._memo[n]
         if n in self._busy:
@@ -146,25 +154,31 @@ class Ranges(LoopBounds):
             return self._opaque_atom(("budget", n), "value past the analysis budget", self.gr.op(n).width or 64)
         self._busy.add(n)
         try:
-            v = self._eval(n, self.gr.op(n))
+            v = yield from self._eval(n, self.gr.op(n))
         finally:
             self._busy.discard(n)
         self._memo[n] = v
         return v
 
-    def _operand(self, n: int, slot: int) -> Affine:
+    def _operand(self, n: int, slot: int) -> Eval[Affine]:
         op = self.gr.op(n)
         raw = op.operands[slot] if slot < len(op.operands) else None
         if isinstance(raw, int):
             return Affine.of_const(raw)
         defs = self.gr.defs(n, slot)
         if len(defs) == 1:
-            return self._value(defs[0])
+            return (yield defs[0])
         if not defs:
             return self._opaque_atom(("undef", n, slot), f"{raw} (no definition seen)", op.width or 64)
-        return self._join(("join", n, slot), defs, f"{raw}", op.width or 64)
+        return (yield from self._join(("join", n, slot), defs, f"{raw}", op.width or 64))
 
-    def _join(self, key: Any, defs: list[int], label: str, width: int, owned: bool = False) -> Affine:
+    def _operands(self, n: int) -> Eval[list[Affine]]:
+        out = []
+        for i in range(len(self.gr.op(n).operands)):
+            out.append((yield from self._operand(n, i)))
+        return out
+
+    def _join(self, key: Any, defs: list[int], label: str, width: int, owned: bool = False) -> Eval[Affine]:
         """Several definitions can reach: the union, bounded for simple induction variables.
 
         ``owned``: the caller (a PHI node's own evaluation) already marked ``key`` busy.
@@ -175,10 +189,11 @@ class Ranges(LoopBounds):
             raise Cycle()
         self._busy.add(key)
         try:
-            vals, cyclic = [], []
+            vals: list[Affine] = []
+            cyclic: list[int] = []
             for d in defs:
                 try:
-                    vals.append(self._value(d))
+                    vals.append((yield d))
                 except Cycle:
                     cyclic.append(d)
             if not cyclic and vals and all(v == vals[0] for v in vals):
@@ -194,7 +209,7 @@ class Ranges(LoopBounds):
                     # runs to its bound, which exits that depend on data (persistent schedulers,
                     # varlen) do not promise.  So loops give `may` verdicts, never `must`.
                     fixed = False
-                    bound = self._induction_bound(cyclic, key)
+                    bound = yield from self._induction_bound(cyclic, key)
                     if bound is None:
                         iv, fixed = free_range(width).union(iv), False
                     else:
@@ -266,7 +281,7 @@ class Ranges(LoopBounds):
                 return x.add(y)
         return None
 
-    def _eval(self, n: int, op: Op) -> Affine:  # noqa: C901 (one arm per op kind reads best flat)
+    def _eval(self, n: int, op: Op) -> Eval[Affine]:  # noqa: C901 (one arm per op kind reads best flat)
         k = op.kind
         w = op.width or 64
         if k is Kind.CONST:
@@ -280,33 +295,33 @@ class Ranges(LoopBounds):
             defs = self.gr.defs(n, 0)
             if not defs:
                 return self._opaque_atom(n, op.text or op.name, w)
-            return self._join(n, defs, op.results[0] if op.results else "phi", w, owned=True)
-        opnds = lambda: [self._operand(n, i) for i in range(len(op.operands))]  # noqa: E731
+            return (yield from self._join(n, defs, op.results[0] if op.results else "phi", w, owned=True))
         if k in (Kind.MOV, Kind.SEXT, Kind.ZEXT, Kind.TRUNC, Kind.CAST) and op.operands:
-            return self._operand(n, 0)
+            return (yield from self._operand(n, 0))
         if k is Kind.ADD and len(op.operands) == 2:
-            a, b = opnds()
+            a, b = yield from self._operands(n)
             return a.add(b)
         if k is Kind.SUB and len(op.operands) == 2:
-            a, b = opnds()
+            a, b = yield from self._operands(n)
             return a.add(b, -1)
         if k is Kind.NEG and op.operands:
-            return self._operand(n, 0).scale(-1)
+            return (yield from self._operand(n, 0)).scale(-1)
         if k in (Kind.MUL, Kind.MULWIDE, Kind.MAD, Kind.MADWIDE) and len(op.operands) >= 2:
-            a, b = self._operand(n, 0), self._operand(n, 1)
+            a = yield from self._operand(n, 0)
+            b = yield from self._operand(n, 1)
             prod = self._product(n, a, b)
             if k in (Kind.MAD, Kind.MADWIDE) and len(op.operands) == 3:
-                return prod.add(self._operand(n, 2))
+                return prod.add((yield from self._operand(n, 2)))
             return prod
         if k is Kind.SHL and len(op.operands) == 2:
-            a, b = opnds()
+            a, b = yield from self._operands(n)
             if b.is_const() and 0 <= b.const < 64:
                 return a.scale(1 << b.const)
             return self._derived(n, f"{self.name(a)} << {self.name(b)}", signed_range(w), (a, b), scales=True)
         if k in (Kind.LSHR, Kind.ASHR, Kind.AND, Kind.OR, Kind.XOR, Kind.DIV, Kind.REM, Kind.MIN, Kind.MAX, Kind.MULHI):
             if len(op.operands) < 2:
                 return self._opaque_atom(n, op.name, w)
-            a, b = opnds()
+            a, b = yield from self._operands(n)
             if k is Kind.OR:
                 as_add = self._disjoint_or(a, b)
                 if as_add is not None:
@@ -314,7 +329,8 @@ class Ranges(LoopBounds):
             ia, ib = self.interval(a), self.interval(b)
             return self._derived(n, _render(k, self.name(a), self.name(b)), bitwise(k, ia, ib, w, op.signed), (a, b))
         if k is Kind.SELECT and len(op.operands) == 3:
-            a, b = self._operand(n, 1), self._operand(n, 2)
+            a = yield from self._operand(n, 1)
+            b = yield from self._operand(n, 2)
             if a == b:
                 return a
             return self._derived(
@@ -325,11 +341,11 @@ class Ranges(LoopBounds):
         if k is Kind.EXTRACT:
             return self._extract(n, op)
         if k is Kind.LOAD:
-            return self._atom(n, f"load({self._base_name(n, op)})", free_range(w), False)
+            return self._atom(n, f"load({self._base_name(n)})", free_range(w), False)
         shuffled = SHUFFLES.get(next((p for p in SHUFFLES if op.name.startswith(p)), ""))
         if shuffled is not None and shuffled < len(op.operands):
             # a warp shuffle hands over another lane's value of the same variable: the same range
-            v = self._operand(n, shuffled)
+            v = yield from self._operand(n, shuffled)
             return self._derived(n, f"shfl({self.name(v)})", self.interval(v), (v,))
         return self._opaque_atom(n, f"{op.name} (opaque)", w)
 
@@ -344,96 +360,9 @@ class Ranges(LoopBounds):
             self.atoms[prod.terms[0][0]].factors = (a, b)
         return prod
 
-    def _sreg(self, n: int, op: Op) -> Affine:
-        sreg = str(op.attrs.get("sreg", op.name))
-        base, _, dim = sreg.partition(".")
-        axis = "xyz".find(dim) if dim in ("x", "y", "z") else -1
-        launch = SREG_LAUNCH.get(base)
-        dims = self.facts.block if launch == "block" else self.facts.grid if launch == "grid" else None
-        if dims and axis >= 0 and axis < len(dims):
-            d = dims[axis]
-            if base in ("ntid", "nctaid"):
-                return Affine.of_const(d)
-            return self._atom(n, sreg, Interval(0, d - 1), True)
-        r = op.attrs.get("range") or SREG_RANGES.get(sreg.replace("cluster.", "cluster_"))
-        iv = Interval(int(r[0]), int(r[1])) if r else free_range(op.width or 32)
-        if base == "tid" and self.facts.max_block and 0 <= axis < len(self.facts.max_block):
-            iv = Interval(0, min(iv.hi, self.facts.max_block[axis] - 1))
-        return self._atom(n, sreg, iv, False)
 
-    def _fields_of(self, index: int) -> list[Field]:
-        if index not in self._fields:
-            p = next((p for p in self.gr.fn.params if p.index == index), None)
-            meta = self.meta_args[index] if index < len(self.meta_args) else None
-            self._fields[index] = tensor_fields(index, p.type, meta) if p and p.type.startswith("!llvm") else []
-            if not self._fields[index] and meta and "modes" in meta:
-                # PTX: types are byte arrays; rebuild the struct from the capture's layout facts
-                self._fields[index] = tensor_fields(index, _struct_of(meta), meta)
-        return self._fields[index]
-
-    def _arg(self, n: int, op: Op) -> Affine:
-        index = int(op.attrs.get("param", -1))
-        w = op.width or 64
-        name = f"arg{index}"
-        if "offset" in op.attrs:  # PTX ld.param
-            f = field_by_offset(self._fields_of(index), int(op.attrs["offset"]))
-            name = f.name if f else f"arg{index}+{op.attrs['offset']}"
-            if f is not None and f.width > w:  # a 32-bit load of a 64-bit field: the ideal value is the field's
-                w = f.width
-        return self._atom(n, name, free_range(w), False)
-
-    def narrow_param(self, n: int) -> bool:
-        """A PTX ``ld.param`` narrower than the parameter field it reads (a narrowing with no cvt)."""
-        op = self.gr.op(n)
-        if op.kind is not Kind.ARG or "offset" not in op.attrs:
-            return False
-        f = field_by_offset(self._fields_of(int(op.attrs.get("param", -1))), int(op.attrs["offset"]))
-        return f is not None and 0 < op.width < f.width
-
-    def _extract(self, n: int, op: Op) -> Affine:
-        path = tuple(op.attrs.get("path", ()))
-        w = op.width or 64
-        defs = self.gr.defs(n, 0)
-        if len(defs) == 1 and self.gr.op(defs[0]).kind is Kind.ARG:
-            index = int(self.gr.op(defs[0]).attrs.get("param", -1))
-            f = field_by_path(self._fields_of(index), path)
-            name = f.name if f else f"arg{index}{list(path)}"
-            return self._atom(n, name, free_range(w), False)
-        return self._atom(n, f"field {list(path)} of {op.operands[0] if op.operands else '?'}", free_range(w), False)
-
-    def _base_name(self, n: int, op: Op) -> str:
-        """Which tensor a load reads from: the parameter at the root of its address, if one is."""
-        seen, stack = set(), [n]
-        while stack:
-            x = stack.pop()
-            for d in self.gr.preds(x):
-                if d in seen:
-                    continue
-                seen.add(d)
-                dop = self.gr.op(d)
-                if dop.kind is Kind.ARG:
-                    if "offset" in dop.attrs:
-                        return f"arg{dop.attrs.get('param')}"
-                    continue
-                if dop.kind is Kind.EXTRACT and tuple(dop.attrs.get("path", ())) == (0,):
-                    pd = self.gr.defs(d, 0)
-                    if pd and self.gr.op(pd[0]).kind is Kind.ARG:
-                        return f"arg{self.gr.op(pd[0]).attrs.get('param')}"
-                if dop.kind in (Kind.GEP, Kind.ADD, Kind.CAST, Kind.MOV, Kind.SUB, Kind.EXTRACT):
-                    stack.append(d)
-        return "memory"
-
-
-def _struct_of(meta: dict[str, Any]) -> str:
-    def part(kind: str) -> str:
-        ws = [
-            f"i{(m.get(kind) or {}).get('width', 64)}"
-            for m in meta["modes"]
-            if (m.get(kind) or {}).get("kind") == "dynamic"
-        ]
-        return "struct<()>" if not ws else ws[0] if len(ws) == 1 else f"struct<({', '.join(ws)})>"
-
-    return f"!llvm.struct<(ptr<1>, struct<({part('shape')}, {part('stride')})>)>"
+#: warp shuffles, by op-name prefix: the operand slot of the value being shuffled
+SHUFFLES = {"nvvm.shfl.sync": 1, "shfl.sync": 0}
 
 
 def _paren(s: str) -> str:

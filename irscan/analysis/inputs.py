@@ -1,0 +1,152 @@
+"""The inputs of the range analysis: launch facts, special registers and kernel-parameter fields.
+
+A mixin of :class:`irscan.analysis.ranges.Ranges`: the atoms at the roots of every ideal value, with
+the interval the launch (or the ISA, or the parameter's type) gives them and the name a user knows
+them by (``tid.x``, ``arg1.stride[0]``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from irscan.analysis.intervals import Affine, Interval, free_range
+from irscan.analysis.params import Field, field_by_offset, field_by_path, tensor_fields
+from irscan.ir import SREG_RANGES, Kind, Op
+
+if TYPE_CHECKING:
+    from irscan.analysis.dataflow import Graph
+
+#: which launch dimension pins a special register
+SREG_LAUNCH = {"tid": "block", "ntid": "block", "ctaid": "grid", "nctaid": "grid"}
+
+
+@dataclass
+class Facts:
+    """Launch facts for one kernel: the IR's own, completed by the capture's meta.json."""
+
+    block: tuple[int, ...] | None = None  # exact block dims
+    grid: tuple[int, ...] | None = None  # exact grid dims
+    max_block: tuple[int, ...] | None = None  # upper bounds only (maxntid)
+
+    @staticmethod
+    def of(fn_attrs: dict[str, Any], meta_launch: dict[str, Any] | None = None) -> Facts:
+        m = meta_launch or {}
+
+        def pick(*vals: Any) -> tuple[int, ...] | None:
+            for v in vals:
+                if v:
+                    return tuple(int(x) for x in v)
+            return None
+
+        return Facts(
+            block=pick(
+                fn_attrs.get("exact_block_dim"), fn_attrs.get("reqntid"), m.get("exact_block_dim"), m.get("reqntid")
+            ),
+            grid=pick(fn_attrs.get("exact_grid_dim"), m.get("exact_grid_dim")),
+            max_block=pick(fn_attrs.get("maxntid")),
+        )
+
+
+class Inputs:
+    """Needs from its host: ``gr``, ``facts``, ``meta_args``, ``_fields`` and ``_atom``."""
+
+    gr: Graph
+    facts: Facts
+    meta_args: list[dict[str, Any]]
+    _fields: dict[int, list[Field]]
+
+    if TYPE_CHECKING:  # provided by the host class (irscan.analysis.ranges.Ranges)
+
+        def _atom(self, key: Any, name: str, iv: Interval, fixed: bool, opaque: bool = False) -> Affine: ...
+
+    def _sreg(self, n: int, op: Op) -> Affine:
+        sreg = str(op.attrs.get("sreg", op.name))
+        base, _, dim = sreg.partition(".")
+        axis = "xyz".find(dim) if dim in ("x", "y", "z") else -1
+        launch = SREG_LAUNCH.get(base)
+        dims = self.facts.block if launch == "block" else self.facts.grid if launch == "grid" else None
+        if dims and axis >= 0 and axis < len(dims):
+            d = dims[axis]
+            if base in ("ntid", "nctaid"):
+                return Affine.of_const(d)
+            return self._atom(n, sreg, Interval(0, d - 1), True)
+        r = op.attrs.get("range") or SREG_RANGES.get(sreg.replace("cluster.", "cluster_"))
+        iv = Interval(int(r[0]), int(r[1])) if r else free_range(op.width or 32)
+        if base == "tid" and self.facts.max_block and 0 <= axis < len(self.facts.max_block):
+            iv = Interval(0, min(iv.hi, self.facts.max_block[axis] - 1))
+        return self._atom(n, sreg, iv, False)
+
+    def _fields_of(self, index: int) -> list[Field]:
+        if index not in self._fields:
+            p = next((p for p in self.gr.fn.params if p.index == index), None)
+            meta = self.meta_args[index] if index < len(self.meta_args) else None
+            self._fields[index] = tensor_fields(index, p.type, meta) if p and p.type.startswith("!llvm") else []
+            if not self._fields[index] and meta and "modes" in meta:
+                # PTX: types are byte arrays; rebuild the struct from the capture's layout facts
+                self._fields[index] = tensor_fields(index, _struct_of(meta), meta)
+        return self._fields[index]
+
+    def _arg(self, n: int, op: Op) -> Affine:
+        index = int(op.attrs.get("param", -1))
+        w = op.width or 64
+        name = f"arg{index}"
+        if "offset" in op.attrs:  # PTX ld.param
+            f = field_by_offset(self._fields_of(index), int(op.attrs["offset"]))
+            name = f.name if f else f"arg{index}+{op.attrs['offset']}"
+            if f is not None and f.width > w:  # a 32-bit load of a 64-bit field: the ideal value is the field's
+                w = f.width
+        return self._atom(n, name, free_range(w), False)
+
+    def narrow_param(self, n: int) -> bool:
+        """A PTX ``ld.param`` narrower than the parameter field it reads (a narrowing with no cvt)."""
+        op = self.gr.op(n)
+        if op.kind is not Kind.ARG or "offset" not in op.attrs:
+            return False
+        f = field_by_offset(self._fields_of(int(op.attrs.get("param", -1))), int(op.attrs["offset"]))
+        return f is not None and 0 < op.width < f.width
+
+    def _extract(self, n: int, op: Op) -> Affine:
+        path = tuple(op.attrs.get("path", ()))
+        w = op.width or 64
+        defs = self.gr.defs(n, 0)
+        if len(defs) == 1 and self.gr.op(defs[0]).kind is Kind.ARG:
+            index = int(self.gr.op(defs[0]).attrs.get("param", -1))
+            f = field_by_path(self._fields_of(index), path)
+            name = f.name if f else f"arg{index}{list(path)}"
+            return self._atom(n, name, free_range(w), False)
+        return self._atom(n, f"field {list(path)} of {op.operands[0] if op.operands else '?'}", free_range(w), False)
+
+    def _base_name(self, n: int) -> str:
+        """Which tensor a load reads from: the parameter at the root of its address, if one is."""
+        seen, stack = set(), [n]
+        while stack:
+            x = stack.pop()
+            for d in self.gr.preds(x):
+                if d in seen:
+                    continue
+                seen.add(d)
+                dop = self.gr.op(d)
+                if dop.kind is Kind.ARG:
+                    if "offset" in dop.attrs:
+                        return f"arg{dop.attrs.get('param')}"
+                    continue
+                if dop.kind is Kind.EXTRACT and tuple(dop.attrs.get("path", ())) == (0,):
+                    pd = self.gr.defs(d, 0)
+                    if pd and self.gr.op(pd[0]).kind is Kind.ARG:
+                        return f"arg{self.gr.op(pd[0]).attrs.get('param')}"
+                if dop.kind in (Kind.GEP, Kind.ADD, Kind.CAST, Kind.MOV, Kind.SUB, Kind.EXTRACT):
+                    stack.append(d)
+        return "memory"
+
+
+def _struct_of(meta: dict[str, Any]) -> str:
+    def part(kind: str) -> str:
+        ws = [
+            f"i{(m.get(kind) or {}).get('width', 64)}"
+            for m in meta["modes"]
+            if (m.get(kind) or {}).get("kind") == "dynamic"
+        ]
+        return "struct<()>" if not ws else ws[0] if len(ws) == 1 else f"struct<({', '.join(ws)})>"
+
+    return f"!llvm.struct<(ptr<1>, struct<({part('shape')}, {part('stride')})>)>"
