@@ -189,14 +189,14 @@ def reaching_definitions(fn: Function, guards: bool = False) -> dict[tuple[int, 
         entering = _Entering(ins[bi], base, count, def_op)
         local_defs: dict[str, list[int]] = {}
         for op in b.ops:
-            for k, o in enumerate(op.operands):
+            for slot, o in enumerate(op.operands):
                 if type(o) is str and (o in defined or o[:1] == "%"):
-                    v = local_defs.get(o)
-                    result[(op.id, k)] = v if v is not None else entering.get(o)
+                    here = local_defs.get(o)
+                    result[(op.id, slot)] = here if here is not None else entering.get(o)
             if guards and op.pred is not None:
-                p = op.pred.lstrip("!")
-                v = local_defs.get(p)
-                result[(op.id, GUARD)] = v if v is not None else entering.get(p)
+                guard = op.pred.lstrip("!")
+                here = local_defs.get(guard)
+                result[(op.id, GUARD)] = here if here is not None else entering.get(guard)
             if op.results:
                 guarded = op.pred is not None
                 for r in op.results:
