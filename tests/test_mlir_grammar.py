@@ -336,7 +336,8 @@ def test_crlf_and_no_locations(syntax_file) -> None:
 
 
 def test_types_and_sizes() -> None:
-    from irscan.frontend.mlir.grammar import parse_type, type_size
+    from irscan.frontend.mlir.grammar import parse_type
+    from irscan.frontend.mlir.types import type_size
 
     cases = {
         "i32": 4,

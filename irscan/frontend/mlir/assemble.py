@@ -50,16 +50,8 @@ from collections import Counter
 from typing import Any
 
 from irscan import ir
-from irscan.frontend.mlir.grammar import (
-    AliasDef,
-    AttrText,
-    Body,
-    RawOp,
-    RawRegion,
-    UnexpectedInput,
-    parse,
-    syntax_error,
-)
+from irscan.frontend.mlir.grammar import UnexpectedInput, parse, syntax_error
+from irscan.frontend.mlir.header import finish_module, function_from_header
 from irscan.frontend.mlir.indexer import NeedFullParse, index_module
 from irscan.frontend.mlir.locations import (
     LocResolver,
@@ -68,11 +60,10 @@ from irscan.frontend.mlir.locations import (
     split_trailing_loc,
     strip_locations,
 )
+from irscan.frontend.mlir.records import AliasDef, AttrText, Body, RawOp, RawRegion
 from irscan.frontend.mlir.semantics import (
     build_spec,
     finish_function,
-    finish_module,
-    function_from_header,
     make_op,
     soup_info,
     soup_rtypes,

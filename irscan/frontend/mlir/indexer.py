@@ -30,7 +30,8 @@ from collections import Counter
 from typing import Any
 
 from irscan import ir
-from irscan.frontend.mlir.grammar import Body, Ty, UnexpectedInput, field_type, parse, parse_type, syntax_error
+from irscan.frontend.mlir.grammar import UnexpectedInput, parse, parse_type, syntax_error
+from irscan.frontend.mlir.header import finish_module, function_from_header
 from irscan.frontend.mlir.locations import (
     LocResolver,
     LocSyntaxError,
@@ -38,16 +39,16 @@ from irscan.frontend.mlir.locations import (
     split_trailing_loc,
     strip_inline_locs,
 )
+from irscan.frontend.mlir.records import Body
 from irscan.frontend.mlir.semantics import (
     SREG_PREFIX,
     Spec,
     build_spec,
     finish_function,
-    finish_module,
-    function_from_header,
     soup_info,
     soup_rtypes,
 )
+from irscan.frontend.mlir.types import Ty, field_type
 from irscan.frontend.text import balanced, strip_strings
 from irscan.ir import IRSyntaxError
 

@@ -18,12 +18,24 @@ from operator import itemgetter
 from typing import Any
 
 from irscan import ir
-from irscan.frontend.mlir.grammar import AttrText, Body, Ty, Unit, canonical_type_text, parse_type, type_size
+from irscan.frontend.mlir.records import AttrText, Body
+from irscan.frontend.mlir.types import (
+    Ty,
+    canonical_type_text,
+    find_type_tail,
+    int_width_of,
+    is_ptr_text,
+    may_count,
+    parse_type_tail,
+    ptr_space,
+    rtype_width,
+    space_name,
+    type_size,
+    unparen,
+    vector_elem,
+)
 from irscan.frontend.text import balanced, unescape
 from irscan.ir import Kind
-
-#: LLVM/NVVM address spaces by number, as ir.Op.space names them
-SPACE_NAMES = {"0": "generic", "1": "global", "3": "shared", "4": "const", "5": "local"}
 
 ARITH_KINDS = {
     "llvm.add": Kind.ADD,
@@ -125,16 +137,6 @@ class Spec:
         return self
 
 
-def space_name(num: str | None) -> str | None:
-    if num is None:
-        return None
-    return SPACE_NAMES.get(num, num)
-
-
-def _int_width(t: Ty | None) -> int:
-    return t.width if t is not None and t.kind == "int" else 0
-
-
 def _flags_of(x: Any) -> frozenset[str]:
     return x if isinstance(x, frozenset) else frozenset()
 
@@ -145,7 +147,7 @@ def _flags_of(x: Any) -> frozenset[str]:
 def build_spec(body: Body) -> Spec:
     """The meaning of one parsed op (see the mapping in the module docstring of :mod:`irscan.frontend.mlir`)."""
     sp = _build_spec(body)
-    if sp.kind == Kind.OPAQUE and sp.attrs["result_types"] and _may_count(sp.attrs["result_types"]):
+    if sp.kind == Kind.OPAQUE and sp.attrs["result_types"] and may_count(sp.attrs["result_types"]):
         sp.post = True  # an integer or pointer with no known meaning: counted in Module.opaque
     return sp
 
@@ -169,15 +171,15 @@ def _build_spec(body: Body) -> Spec:
         sp.attrs["pred"] = pred
         if ty.kind in ("int", "ptr", "index"):
             sp.kind = Kind.ICMP
-            sp.width = _int_width(ty)
-            sp.src_width = _int_width(ty)
+            sp.width = int_width_of(ty)
+            sp.src_width = int_width_of(ty)
             sp.signed = PRED_SIGNED.get(pred)
         return sp
     if tag == "select":
         ty = info["type"]
         if ty.kind in ("int", "ptr"):
             sp.kind = Kind.SELECT
-            sp.width = _int_width(ty)
+            sp.width = int_width_of(ty)
         return sp
     if tag == "cast":
         src, dst = info["src"], info["dst"]
@@ -189,8 +191,8 @@ def _build_spec(body: Body) -> Spec:
                 sp.signed = True if name == "llvm.sext" else (False if name == "llvm.zext" else None)
             return sp
         sp.kind = Kind.CAST
-        sp.width = _int_width(dst)
-        sp.src_width = _int_width(src)
+        sp.width = int_width_of(dst)
+        sp.src_width = int_width_of(src)
         if dst.kind == "ptr":
             sp.space = space_name(dst.space)
         if src.kind == "ptr":
@@ -201,7 +203,7 @@ def _build_spec(body: Body) -> Spec:
     if tag == "extractvalue":
         sp.kind = Kind.EXTRACT
         sp.attrs["path"] = info["path"]
-        sp.width = _int_width(info.get("res"))
+        sp.width = int_width_of(info.get("res"))
         return sp
     if tag == "insertvalue":
         sp.kind = Kind.INSERT
@@ -214,14 +216,14 @@ def _build_spec(body: Body) -> Spec:
     if tag == "constant":
         ty, v = info["type"], info["value"]
         sp.kind = Kind.CONST
-        sp.width = _int_width(ty)
+        sp.width = int_width_of(ty)
         if ty.kind == "int" and isinstance(v, (bool, int)) and not isinstance(v, AttrText):
             sp.attrs["value"] = int(v)
         return sp
     if tag == "sreg":
         ty = info["type"]
         sp.kind = Kind.SREG
-        sp.width = _int_width(ty)
+        sp.width = int_width_of(ty)
         sp.attrs["sreg"] = name[len(SREG_PREFIX) :]
         rng = info.get("range")
         if rng is not None:
@@ -232,7 +234,7 @@ def _build_spec(body: Body) -> Spec:
         sp.succs = tuple((lab, tuple(ops)) for lab, ops, _ in body.succs)
         if tag == "switch":
             sp.attrs["cases"] = tuple(info["cases"])
-            sp.width = _int_width(info["type"])
+            sp.width = int_width_of(info["type"])
         return sp
     if tag == "ret":
         sp.kind = Kind.RETURN
@@ -258,7 +260,7 @@ def _gep_spec(sp: Spec, info: dict[str, Any]) -> Spec:
         if tok.type == "SSA_ID":
             dyn += 1
             t = in_types[dyn] if dyn < len(in_types) else None
-            indices.append(("dyn", dyn, _int_width(t)))
+            indices.append(("dyn", dyn, int_width_of(t)))
         else:
             indices.append(("const", int(tok.value)))
     sp.attrs["indices"] = indices
@@ -279,7 +281,7 @@ def _mem_spec(sp: Spec, tag: str, info: dict[str, Any]) -> Spec:
     attrs: dict[str, Any] = info.get("attrs") or {}
     sp.flags = frozenset(k for k in list(mods) + list(attrs) if k in _MEM_FLAGS)
     sp.space = space_name(ptr.space) if ptr.kind == "ptr" else None
-    sp.width = _int_width(ty)
+    sp.width = int_width_of(ty)
     sp.attrs["type"] = ty.text
     sp.attrs["size"] = type_size(ty)
     if "alignment" in attrs:
@@ -302,85 +304,6 @@ _SYM_RE = re.compile(r'@(?:[\w$.\-]+|"(?:[^"\\\n]|\\.)*")')
 _MASK_RE = re.compile(r"\[([-\d, ]*)\]")
 
 
-def find_type_tail(body: str) -> int:
-    """Index just past the top-level ``' : '`` that starts an op's trailing type list, or -1.
-
-    ``body`` is the op text from its name to before its location, with strings blanked.  The last
-    ``' : '`` whose remainder is bracket-balanced is the one; a colon inside an attribute dictionary
-    (``{alignment = 4 : i64}``) leaves an unbalanced remainder.
-    """
-    j = len(body)
-    while True:
-        j = body.rfind(" : ", 0, j)
-        if j < 0:
-            return -1
-        if balanced(body[j + 3 :]):
-            return j + 3
-
-
-def split_top(s: str, sep: str = ",") -> list[str]:
-    """Split at top-level ``sep`` (outside (), [], <>, {})."""
-    if not any(c in s for c in "([<{"):
-        return [p.strip() for p in s.split(sep)] if s.strip() else []
-    out: list[str] = []
-    depth = 0
-    cur = 0
-    i = 0
-    n = len(s)
-    while i < n:
-        ch = s[i]
-        if ch in "([{<":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == ">" and not (i > 0 and s[i - 1] == "-"):
-            depth -= 1
-        elif depth == 0 and s.startswith(sep, i):
-            out.append(s[cur:i].strip())
-            cur = i + len(sep)
-            i = cur
-            continue
-        i += 1
-    last = s[cur:].strip()
-    if last or out:
-        out.append(last)
-    return out
-
-
-def _unparen(part: str) -> list[str]:
-    part = part.strip()
-    if part.startswith("(") and part.endswith(")") and balanced(part[1:-1]):
-        return split_top(part[1:-1])
-    return split_top(part)
-
-
-_tail_cache: dict[str, tuple[list[str], list[str] | None]] = {}
-
-
-def parse_type_tail(tail: str) -> tuple[list[str], list[str] | None]:
-    """(operand types, result types or None) of a trailing type list ``a, b -> c`` / ``a to b`` / ``a, b``."""
-    hit = _tail_cache.get(tail)
-    if hit is not None:
-        return hit
-    res: tuple[list[str], list[str] | None]
-    arrow = split_top(tail, " -> ") if "->" in tail else [tail]
-    if len(arrow) >= 2:
-        res = (_unparen(" -> ".join(arrow[:-1])), _unparen(arrow[-1]))
-    else:
-        to = split_top(tail, " to ") if " to " in tail else [tail]
-        if len(to) == 2:
-            res = (split_top(to[0]), split_top(to[1]))
-        else:
-            res = (split_top(tail), None)
-    _tail_cache[tail] = res
-    return res
-
-
-def _vector_elem(t: str) -> str | None:
-    m = re.fullmatch(r"vector<(?:\d+x)+(.+)>", t)
-    return m.group(1) if m else None
-
-
 def soup_rtypes(name: str, body: str, nres: int) -> tuple[str, ...] | None:
     """Result types of an op with no rule of its own, from its printed text (None: not printed).
 
@@ -393,16 +316,16 @@ def soup_rtypes(name: str, body: str, nres: int) -> tuple[str, ...] | None:
         # `nvvm.elect.sync -> i1`: a result type with no colon
         j = body.rfind(" -> ")
         if j >= 0 and balanced(body[j + 4 :]):
-            outs = _unparen(body[j + 4 :])
+            outs = unparen(body[j + 4 :])
             return tuple(canonical_type_text(t) for t in outs[:nres]) if len(outs) >= nres else None
         return None
     tail = body[k:].strip()
     ins, maybe_outs = parse_type_tail(tail)
     if name == "llvm.extractelement" and ins:
-        e = _vector_elem(ins[-1])
+        e = vector_elem(ins[-1])
         return (e,) if e else None
     if name == "llvm.shufflevector" and ins:
-        e = _vector_elem(ins[-1])
+        e = vector_elem(ins[-1])
         m = _MASK_RE.search(body)
         if e and m:
             n = len([x for x in m.group(1).split(",") if x.strip()])
@@ -424,7 +347,7 @@ def _generic_spec(sp: Spec, body: Body) -> Spec:
     info = body.info
     rtypes = sp.attrs["result_types"]
     if rtypes:
-        sp.width = _rtype_width(rtypes[0])
+        sp.width = rtype_width(rtypes[0])
     if name == "llvm.unreachable":
         sp.kind = Kind.RETURN
     elif name == "llvm.call":
@@ -435,13 +358,13 @@ def _generic_spec(sp: Spec, body: Body) -> Spec:
         sp.kind = Kind.MOV
     elif name in ("llvm.mlir.zero", "llvm.mlir.undef", "llvm.mlir.poison"):
         sp.kind = Kind.CONST
-        if name == "llvm.mlir.zero" and rtypes and _rtype_width(rtypes[0]):
+        if name == "llvm.mlir.zero" and rtypes and rtype_width(rtypes[0]):
             sp.attrs["value"] = 0
     elif name in ("builtin.unrealized_conversion_cast", "nvvm.mapa"):
         # nvvm.mapa maps a shared-memory address to a peer CTA's: the offset in the window is kept
         sp.kind = Kind.CAST
         if name == "nvvm.mapa" and rtypes and rtypes[0].startswith("!llvm.ptr"):
-            sp.space = space_name(_ptr_space(rtypes[0]))
+            sp.space = space_name(ptr_space(rtypes[0]))
     if name == "llvm.inline_asm":
         sp.attrs["asm"] = info.get("asm", "")
     if name == "llvm.call_intrinsic" and info.get("intrinsic"):
@@ -449,27 +372,10 @@ def _generic_spec(sp: Spec, body: Body) -> Spec:
     if sp.kind == Kind.OPAQUE and (
         rtypes is None
         or name.startswith(("nvvm.", "llvm.intr.", "llvm.inline_asm", "llvm.call_intrinsic"))
-        or _may_count(rtypes)
+        or may_count(rtypes)
     ):
         sp.post = True
     return sp
-
-
-def _may_count(rtypes: tuple[str, ...]) -> bool:
-    return any(_rtype_width(t) > 1 or t.startswith("!llvm.ptr") for t in rtypes)
-
-
-_width_cache: dict[str, int] = {}
-_INT_RE = re.compile(r"[su]?i(\d+)")
-
-
-def _rtype_width(t: str) -> int:
-    w = _width_cache.get(t)
-    if w is None:
-        m = _INT_RE.fullmatch(t)
-        w = int(m.group(1)) if m else 0
-        _width_cache[t] = w
-    return w
 
 
 _ASM_RE = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
@@ -526,14 +432,6 @@ def make_op(
 # ------------------------------------------------------------------------- per-function pass
 
 
-def _is_ptr(t: str | None) -> bool:
-    return t is not None and t.startswith("!llvm.ptr")
-
-
-def _ptr_space(t: str) -> str:
-    return t[len("!llvm.ptr<") : -1] if t.startswith("!llvm.ptr<") else "0"
-
-
 def finish_function(types: dict[str, str], post: list[ir.Op], opaque: Counter[str]) -> None:
     """Settle ops that need their operands' types: MEMOP address operands and unprinted result types.
 
@@ -551,7 +449,7 @@ def finish_function(types: dict[str, str], post: list[ir.Op], opaque: Counter[st
                 for r, t in zip(op.results, rt, strict=False):
                     types[r] = t
                 if rt:
-                    op.width = _rtype_width(rt[0])
+                    op.width = rtype_width(rt[0])
             if (
                 op.kind == Kind.OPAQUE
                 and op.name.startswith(("nvvm.", "llvm.intr.", "llvm.inline_asm", "llvm.call_intrinsic"))
@@ -559,88 +457,10 @@ def finish_function(types: dict[str, str], post: list[ir.Op], opaque: Counter[st
             ):
                 for i, v in enumerate(op.operands):
                     t = types.get(v)  # type: ignore[arg-type]
-                    if _is_ptr(t):
+                    if is_ptr_text(t):
                         op.kind = Kind.MEMOP
                         op.addr = i
-                        op.space = space_name(_ptr_space(t))  # type: ignore[arg-type]
+                        op.space = space_name(ptr_space(t))  # type: ignore[arg-type]
                         break
-            if op.kind == Kind.OPAQUE and op.name not in HARMLESS and _may_count(rt):
+            if op.kind == Kind.OPAQUE and op.name not in HARMLESS and may_count(rt):
                 opaque[op.name] += 1
-
-
-# ------------------------------------------------------------------------------- functions
-
-
-def _plain(v: Any) -> Any:
-    if isinstance(v, Unit):
-        return True
-    if isinstance(v, Ty):
-        return v.text
-    if isinstance(v, AttrText):
-        return str(v)
-    if isinstance(v, dict):
-        return {k: _plain(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_plain(x) for x in v]
-    return v
-
-
-def function_from_header(body: Body, line: int, gpu_module: bool, has_body: bool | None = None) -> ir.Function:
-    """An :class:`irscan.ir.Function` (no blocks yet) from a parsed ``llvm.func`` header."""
-    info = body.info
-    attrs = _plain(info["attrs"])
-    fattrs: dict[str, Any] = {}
-    kernel = "gpu.kernel" in attrs or "nvvm.kernel" in attrs
-    for key, out in (("nvvm.reqntid", "reqntid"), ("nvvm.maxntid", "maxntid"), ("nvvm.cluster_dim", "cluster_dim")):
-        if isinstance(attrs.get(key), tuple):
-            fattrs[out] = attrs[key]
-    if "nvvm.minctasm" in attrs:
-        fattrs["minctasm"] = attrs["nvvm.minctasm"]
-    facts = attrs.get("cutlass_launch_facts")
-    if isinstance(facts, dict):
-        fattrs["launch_facts"] = facts
-        for key in ("exact_block_dim", "exact_grid_dim", "exact_cluster_dim"):
-            if isinstance(facts.get(key), tuple):
-                fattrs[key] = facts[key]
-    if gpu_module:
-        fattrs["gpu_module"] = True
-    if info.get("variadic"):
-        fattrs["variadic"] = True
-    if not (body.regions if has_body is None else has_body):
-        fattrs["declaration"] = True
-    if info.get("result") is not None:
-        fattrs["result_type"] = info["result"].text
-    fattrs["attributes"] = attrs
-    params = [ir.Param(name=n, type=t.text, index=i) for i, (n, t) in enumerate(info["params"])]
-    return ir.Function(name=info["name"], kernel=kernel, params=params, attrs=fattrs, line=line)
-
-
-def finish_module(m: ir.Module, opaque: Any, structure: Any, path: str) -> ir.Module:
-    """What both parse paths record on the module they built (``path``: "fast" or "full")."""
-    m.opaque = dict(opaque)
-    m.attrs["structure"] = structure
-    m.attrs["loc_granularity"] = loc_granularity(m.functions)
-    m.attrs["path"] = path
-    return m
-
-
-def loc_granularity(functions: list[ir.Function]) -> str:
-    """ "line" when some kernel's ops point at two or more source lines (line info on), "function"
-    when kernel ops carry at most the kernel's own line, "none" when they carry no file location."""
-    seen_any = False
-    for fn in functions:
-        if not fn.kernel:
-            continue
-        lines: set[tuple[str, int]] = set()
-        for b in fn.blocks:
-            for op in b.ops:
-                if op.loc is not None:
-                    lines.add((op.loc.file, op.loc.line))
-                    if len(lines) >= 2:
-                        return "line"
-        seen_any = seen_any or bool(lines) or fn.loc is not None
-    return "function" if seen_any else "none"
-
-
-def parse_type_text(text: str) -> Ty:
-    return parse_type(text)

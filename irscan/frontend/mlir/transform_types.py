@@ -1,0 +1,246 @@
+"""Callbacks of the grammar's transformer for types, attributes and locations (see
+:mod:`irscan.frontend.mlir.transform` for the whole transformer and why it runs inside the parser)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lark import Token
+
+from irscan.frontend.mlir.records import UNIT, AttrText, Unit
+from irscan.frontend.mlir.types import FLOAT_BITS, Ty, canonical_type_text
+from irscan.frontend.text import unescape
+
+
+def _start(x: Any) -> int:
+    return (x.start_pos or 0) if isinstance(x, Token) else int(x.start)
+
+
+def _end(x: Any) -> int:
+    return (x.end_pos or 0) if isinstance(x, Token) else int(x.end)
+
+
+def _tys(children: list[Any]) -> list[Ty]:
+    return [c for c in children if isinstance(c, Ty)]
+
+
+class _Span:
+    __slots__ = ("start", "end")
+
+    def __init__(self, start: int, end: int) -> None:
+        self.start, self.end = start, end
+
+
+class TypeAttrRules:
+    """Rule callbacks: types -> :class:`Ty`, attributes -> plain values, locations -> tuples."""
+
+    src: str
+
+    # ---------------------------------------------------------------------------- types
+
+    def _text(self, children: list[Any]) -> tuple[str, int, int]:
+        s, e = _start(children[0]), _end(children[-1])
+        return self.src[s:e], s, e
+
+    def int_type(self, c: list[Any]) -> Ty:
+        tok = c[0]
+        v = tok.value
+        return Ty(v, "int", int(v.lstrip("su")[1:]), start=tok.start_pos, end=tok.end_pos)
+
+    def float_type(self, c: list[Any]) -> Ty:
+        tok = c[0]
+        return Ty(tok.value, "float", FLOAT_BITS.get(tok.value, 0), start=tok.start_pos, end=tok.end_pos)
+
+    def index_type(self, c: list[Any]) -> Ty:
+        return Ty("index", "index", 64, start=c[0].start_pos, end=c[0].end_pos)
+
+    def none_type(self, c: list[Any]) -> Ty:
+        return Ty("none", "none", start=c[0].start_pos, end=c[0].end_pos)
+
+    def shaped_type(self, c: list[Any]) -> Ty:
+        text, s, e = self._text(c)
+        kind = c[0].value
+        dims = [t.value[:-1] for t in c if isinstance(t, Token) and t.type == "DIMX"]
+        elem = _tys(c)[0]
+        count = 1
+        for d in dims:
+            count = count * int(d) if d.isdigit() else 0
+        return Ty(text, kind, elem=elem, count=count if kind == "vector" else 0, start=s, end=e)
+
+    def tuple_type(self, c: list[Any]) -> Ty:
+        text, s, e = self._text(c)
+        return Ty(text, "tuple", fields=tuple(_tys(c)), start=s, end=e)
+
+    def complex_type(self, c: list[Any]) -> Ty:
+        text, s, e = self._text(c)
+        return Ty(text, "complex", elem=_tys(c)[0], start=s, end=e)
+
+    def func_results(self, c: list[Any]) -> Ty:
+        text, s, e = self._text(c)
+        return Ty(text, "tuple", fields=tuple(_tys(c)), start=s, end=e)
+
+    def func_type(self, c: list[Any]) -> Ty:
+        text, s, e = self._text(c)
+        outs = list(c[-1].fields)
+        ins = _tys(c[:-1])
+        ty = Ty(text, "func", fields=tuple(ins), start=s, end=e)
+        ty.elem = Ty("(" + ", ".join(t.text for t in outs) + ")", "tuple", fields=tuple(outs))
+        return ty
+
+    def bang_type(self, c: list[Any]) -> Ty:
+        return c[0]
+
+    def sptr_type(self, c: list[Any]) -> Ty:
+        return self.ptr_type(c)
+
+    def sstruct_type(self, c: list[Any]) -> Ty:
+        return self.struct_type(c)
+
+    def sarray_type(self, c: list[Any]) -> Ty:
+        return self.array_type(c)
+
+    def sfunc_type(self, c: list[Any]) -> Ty:
+        return self.llfunc_type(c)
+
+    def svoid_type(self, c: list[Any]) -> Ty:
+        return self.void_type(c)
+
+    def ptr_type(self, c: list[Any]) -> Ty:
+        text, s, e = self._text(c)
+        space = c[2].value if len(c) > 2 else "0"
+        return Ty(canonical_type_text(text), "ptr", space=space, start=s, end=e)
+
+    def struct_type(self, c: list[Any]) -> Ty:
+        text, s, e = self._text(c)
+        packed, fields = c[2]
+        return Ty(canonical_type_text(text), "struct", fields=fields, packed=packed, start=s, end=e)
+
+    def struct_body(self, c: list[Any]) -> tuple[bool, tuple[Ty, ...] | None]:
+        packed = any(x == "packed" for x in c if not isinstance(x, (Token, Ty)))
+        if any(x == "opaque" for x in c if not isinstance(x, (Token, Ty))):
+            return packed, None
+        if (
+            c
+            and isinstance(c[0], Token)
+            and c[0].type == "STRING"
+            and not any(isinstance(x, Token) and x.value == "(" for x in c)
+        ):
+            return packed, None  # a reference to an identified struct: layout unknown here
+        return packed, tuple(_tys(c))
+
+    def packed(self, c: list[Any]) -> str:
+        return "packed"
+
+    def opaque(self, c: list[Any]) -> str:
+        return "opaque"
+
+    def array_type(self, c: list[Any]) -> Ty:
+        text, s, e = self._text(c)
+        return Ty(canonical_type_text(text), "array", elem=_tys(c)[0], count=int(c[2].value), start=s, end=e)
+
+    def llfunc_type(self, c: list[Any]) -> Ty:
+        text, s, e = self._text(c)
+        return Ty(canonical_type_text(text), "llfunc", fields=tuple(_tys(c)), start=s, end=e)
+
+    def void_type(self, c: list[Any]) -> Ty:
+        text, s, e = self._text(c)
+        return Ty(canonical_type_text(text), "void", start=s, end=e)
+
+    def dialect_type(self, c: list[Any]) -> Ty:
+        text, s, e = self._text(c)
+        return Ty(text, "other", start=s, end=e)
+
+    # ----------------------------------------------------------------------- attributes
+
+    def attr_dict(self, c: list[Any]) -> dict[str, Any]:
+        return dict(c)
+
+    def attr_entry(self, c: list[Any]) -> tuple[str, Any]:
+        key = c[0].value
+        if c[0].type == "STRING":
+            key = key[1:-1]
+        return key, (c[1] if len(c) > 1 else UNIT)
+
+    def int_attr(self, c: list[Any]) -> int:
+        return int(c[0].value)
+
+    def float_attr(self, c: list[Any]) -> float:
+        return float(c[0].value)
+
+    def hex_attr(self, c: list[Any]) -> AttrText:
+        if len(c) > 1 and isinstance(c[1], Ty) and c[1].kind == "int":
+            return int(c[0].value, 16)  # type: ignore[return-value]
+        return AttrText(c[0].value)
+
+    def str_attr(self, c: list[Any]) -> str:
+        return c[0].value[1:-1]
+
+    def true_attr(self, c: list[Any]) -> bool:
+        return True
+
+    def false_attr(self, c: list[Any]) -> bool:
+        return False
+
+    def unit_attr(self, c: list[Any]) -> Unit:
+        return UNIT
+
+    def list_attr(self, c: list[Any]) -> list[Any]:
+        return list(c)
+
+    def array_attr(self, c: list[Any]) -> tuple[Any, ...]:
+        ty = c[0]
+        vals = [t.value for t in c[1:] if isinstance(t, Token)]
+        if isinstance(ty, Ty) and ty.kind == "int":
+            return tuple(int(v) for v in vals)
+        return tuple(float(v) for v in vals)
+
+    def dense_attr(self, c: list[Any]) -> AttrText:
+        return AttrText(self._text(c)[0])
+
+    def dense_elem(self, c: list[Any]) -> None:
+        return None
+
+    def distinct_attr(self, c: list[Any]) -> AttrText:
+        return AttrText("distinct")
+
+    def type_attr(self, c: list[Any]) -> Ty:
+        return c[0]
+
+    def hash_attr(self, c: list[Any]) -> AttrText:
+        return AttrText(self._text(c)[0])
+
+    def dialect_body(self, c: list[Any]) -> _Span:
+        return _Span(_start(c[0]), _end(c[-1]))
+
+    def dsoup(self, c: list[Any]) -> None:
+        return None
+
+    def symbol_attr(self, c: list[Any]) -> AttrText:
+        return AttrText("::".join(t.value for t in c))
+
+    def bare_attr(self, c: list[Any]) -> AttrText:
+        return AttrText(c[0].value)
+
+    # ------------------------------------------------------------------------ locations
+
+    def loc_attr(self, c: list[Any]) -> tuple:
+        return c[1]
+
+    def loc_unknown(self, c: list[Any]) -> tuple:
+        return ("u",)
+
+    def loc_file(self, c: list[Any]) -> tuple:
+        ints = [int(t.value) for t in c[1:]]
+        return ("f", unescape(c[0].value[1:-1]), ints[0], ints[1] if len(ints) > 1 else 0)
+
+    def loc_name(self, c: list[Any]) -> tuple:
+        return ("n", unescape(c[0].value[1:-1]), c[1] if len(c) > 1 else None)
+
+    def loc_callsite(self, c: list[Any]) -> tuple:
+        return ("c", c[0], c[1])
+
+    def loc_fused(self, c: list[Any]) -> tuple:
+        return ("fu", tuple(x for x in c if isinstance(x, tuple)))
+
+    def loc_ref(self, c: list[Any]) -> tuple:
+        return ("r", c[0].value)

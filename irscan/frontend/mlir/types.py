@@ -1,0 +1,246 @@
+"""MLIR type text and the type model: :class:`Ty` (what the grammar builds), layout under the NVPTX
+data layout, and the string helpers that read types off printed op text without the grammar
+(trailing type lists, integer widths, pointer address spaces)."""
+
+from __future__ import annotations
+
+import re
+
+from irscan.frontend.text import balanced
+
+FLOAT_BITS = {"bf16": 16, "f16": 16, "tf32": 32, "f32": 32, "f64": 64, "f80": 80, "f128": 128}
+#: LLVM dialect types print their nested LLVM types without the ``!llvm.`` prefix
+_LLVM_SHORT = ("ptr", "struct<", "array<", "func<", "void")
+
+
+class Ty:
+    """A parsed type.  ``text`` is how MLIR prints it at top level (``!llvm.ptr<1>``, ``i32``)."""
+
+    __slots__ = ("text", "kind", "width", "space", "fields", "elem", "count", "packed", "start", "end")
+
+    def __init__(
+        self,
+        text: str,
+        kind: str,
+        width: int = 0,
+        space: str | None = None,
+        fields: tuple[Ty, ...] | None = None,
+        elem: Ty | None = None,
+        count: int = 0,
+        packed: bool = False,
+        start: int = 0,
+        end: int = 0,
+    ) -> None:
+        self.text, self.kind, self.width, self.space = text, kind, width, space
+        self.fields, self.elem, self.count, self.packed = fields, elem, count, packed
+        self.start, self.end = start, end
+
+    def __repr__(self) -> str:
+        return f"Ty({self.text!r})"
+
+    @property
+    def int_width(self) -> int:
+        """Bit width if this is a scalar integer type, else 0."""
+        return self.width if self.kind == "int" else 0
+
+    @property
+    def is_ptr(self) -> bool:
+        return self.kind == "ptr"
+
+
+def canonical_type_text(text: str) -> str:
+    """A nested LLVM type's text (``ptr<1>``, ``struct<(...)>``) as printed at top level."""
+    if text.startswith(_LLVM_SHORT):
+        return "!llvm." + text
+    return text
+
+
+def _layout(t: Ty) -> tuple[int, int] | None:
+    """(alloc size, ABI alignment) in bytes under the NVPTX data layout, or None if unknown."""
+    k = t.kind
+    if k == "int":
+        size = max(1, (t.width + 7) // 8)
+        p = 1
+        while p < size:
+            p *= 2
+        return p, min(p, 16) if t.width <= 128 else 8
+    if k == "float":
+        bits = FLOAT_BITS.get(t.text.split("<")[0])
+        if bits is None:  # f8E4M3FN etc.
+            m = re.match(r"f(\d+)E", t.text)
+            bits = int(m.group(1)) if m else None
+        if bits is None:
+            return None
+        size = max(1, bits // 8)
+        return (16, 16) if bits == 80 else (size, size)
+    if k == "index":
+        return 8, 8
+    if k == "ptr":
+        return 8, 8
+    if k == "vector" and t.elem is not None:
+        e = _layout(t.elem)
+        if e is None:
+            return None
+        if t.elem.kind == "int" and t.elem.width < 8:
+            size = max(1, (t.elem.width * t.count + 7) // 8)
+        else:
+            size = e[0] * t.count
+        p = 1
+        while p < size:
+            p *= 2
+        return p, p
+    if k == "array" and t.elem is not None:
+        e = _layout(t.elem)
+        return None if e is None else (e[0] * t.count, e[1])
+    if k == "struct" and t.fields is not None:
+        off, align = 0, 1
+        for f in t.fields:
+            fl = _layout(f)
+            if fl is None:
+                return None
+            fa = 1 if t.packed else fl[1]
+            off = (off + fa - 1) // fa * fa + fl[0]
+            align = max(align, fa)
+        return (off + align - 1) // align * align, align
+    return None
+
+
+def type_size(t: Ty | None) -> int | None:
+    """Bytes one element of ``t`` occupies in memory (what a GEP index strides by), if computable."""
+    if t is None:
+        return None
+    lay = _layout(t)
+    return lay[0] if lay else None
+
+
+def field_type(t: Ty, path: tuple[int, ...]) -> Ty | None:
+    """The type ``llvm.extractvalue`` yields for ``path`` into aggregate ``t``."""
+    cur: Ty | None = t
+    for i in path:
+        if cur is None:
+            return None
+        if cur.kind == "struct" and cur.fields is not None and 0 <= i < len(cur.fields):
+            cur = cur.fields[i]
+        elif cur.kind == "array" and cur.elem is not None:
+            cur = cur.elem
+        else:
+            return None
+    return cur
+
+
+#: LLVM/NVVM address spaces by number, as ir.Op.space names them
+SPACE_NAMES = {"0": "generic", "1": "global", "3": "shared", "4": "const", "5": "local"}
+
+
+def space_name(num: str | None) -> str | None:
+    if num is None:
+        return None
+    return SPACE_NAMES.get(num, num)
+
+
+def int_width_of(t: Ty | None) -> int:
+    return t.width if t is not None and t.kind == "int" else 0
+
+
+def find_type_tail(body: str) -> int:
+    """Index just past the top-level ``' : '`` that starts an op's trailing type list, or -1.
+
+    ``body`` is the op text from its name to before its location, with strings blanked.  The last
+    ``' : '`` whose remainder is bracket-balanced is the one; a colon inside an attribute dictionary
+    (``{alignment = 4 : i64}``) leaves an unbalanced remainder.
+    """
+    j = len(body)
+    while True:
+        j = body.rfind(" : ", 0, j)
+        if j < 0:
+            return -1
+        if balanced(body[j + 3 :]):
+            return j + 3
+
+
+def split_top(s: str, sep: str = ",") -> list[str]:
+    """Split at top-level ``sep`` (outside (), [], <>, {})."""
+    if not any(c in s for c in "([<{"):
+        return [p.strip() for p in s.split(sep)] if s.strip() else []
+    out: list[str] = []
+    depth = 0
+    cur = 0
+    i = 0
+    n = len(s)
+    while i < n:
+        ch = s[i]
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == ">" and not (i > 0 and s[i - 1] == "-"):
+            depth -= 1
+        elif depth == 0 and s.startswith(sep, i):
+            out.append(s[cur:i].strip())
+            cur = i + len(sep)
+            i = cur
+            continue
+        i += 1
+    last = s[cur:].strip()
+    if last or out:
+        out.append(last)
+    return out
+
+
+def unparen(part: str) -> list[str]:
+    part = part.strip()
+    if part.startswith("(") and part.endswith(")") and balanced(part[1:-1]):
+        return split_top(part[1:-1])
+    return split_top(part)
+
+
+_tail_cache: dict[str, tuple[list[str], list[str] | None]] = {}
+
+
+def parse_type_tail(tail: str) -> tuple[list[str], list[str] | None]:
+    """(operand types, result types or None) of a trailing type list ``a, b -> c`` / ``a to b`` / ``a, b``."""
+    hit = _tail_cache.get(tail)
+    if hit is not None:
+        return hit
+    res: tuple[list[str], list[str] | None]
+    arrow = split_top(tail, " -> ") if "->" in tail else [tail]
+    if len(arrow) >= 2:
+        res = (unparen(" -> ".join(arrow[:-1])), unparen(arrow[-1]))
+    else:
+        to = split_top(tail, " to ") if " to " in tail else [tail]
+        if len(to) == 2:
+            res = (split_top(to[0]), split_top(to[1]))
+        else:
+            res = (split_top(tail), None)
+    _tail_cache[tail] = res
+    return res
+
+
+def vector_elem(t: str) -> str | None:
+    m = re.fullmatch(r"vector<(?:\d+x)+(.+)>", t)
+    return m.group(1) if m else None
+
+
+def may_count(rtypes: tuple[str, ...]) -> bool:
+    return any(rtype_width(t) > 1 or t.startswith("!llvm.ptr") for t in rtypes)
+
+
+_width_cache: dict[str, int] = {}
+_INT_RE = re.compile(r"[su]?i(\d+)")
+
+
+def rtype_width(t: str) -> int:
+    w = _width_cache.get(t)
+    if w is None:
+        m = _INT_RE.fullmatch(t)
+        w = int(m.group(1)) if m else 0
+        _width_cache[t] = w
+    return w
+
+
+def is_ptr_text(t: str | None) -> bool:
+    return t is not None and t.startswith("!llvm.ptr")
+
+
+def ptr_space(t: str) -> str:
+    return t[len("!llvm.ptr<") : -1] if t.startswith("!llvm.ptr<") else "0"
