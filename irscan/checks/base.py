@@ -105,6 +105,7 @@ class Check:
     headline: Callable[[Evidence], str]
     fix: Callable[[Evidence], str]
     severity: Callable[[Candidate], str] = must_or_may
+    examples: tuple[str, ...] = ()  # corpus/manifest.json programs that show it (the doc's example first)
 
     @property
     def cwe_name(self) -> str:

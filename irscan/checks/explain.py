@@ -18,7 +18,7 @@ from irscan.findings import Finding, Step
 from irscan.ir import MEMORY_KINDS, Kind, Op
 
 if TYPE_CHECKING:
-    from irscan.checks.run import Context
+    from irscan.checks.runner import Context
 
 INPUT_KINDS = frozenset({Kind.SREG, Kind.ARG, Kind.EXTRACT, Kind.LOAD, Kind.CONST, Kind.TRUNC, Kind.PHI})
 

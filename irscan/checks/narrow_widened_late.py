@@ -58,7 +58,7 @@ DOC = Doc(
         "    bidx, bidy, _ = cute.arch.block_idx()\n"
         "    row = bidx\n"
         "    col = bidy * 160 + tidx\n"
-        "    dst[row, col] = src[row, col]  # row * 100000 + col in i32: wraps from row 21475"
+        "    dst[row, col] = src[row, col]  # row * 100000 + col is an i32: it wraps past 2^31 - 1"
     ),
     fix=(
         "@cute.kernel\n"
@@ -79,4 +79,5 @@ CHECK = Check(
     claims=claims,
     headline=headline,
     fix=fix,
+    examples=("elementwise_static_100k", "elementwise_i32_stride", "gdn_state_pool_3230"),
 )

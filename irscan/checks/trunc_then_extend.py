@@ -38,7 +38,8 @@ DOC = Doc(
         "Finds a 64-bit value that is truncated to 32 bits and then sign- or zero-extended back into an "
         "address: an llvm.trunc later extended or used as an i32 GEP index, and in PTX a 32-bit ld.param "
         "of a 64-bit parameter field or the shl.b64 32 / shr.s64 32 idiom in a register.  It reports when "
-        "the 64-bit value can leave the 32-bit range."
+        "the 64-bit value can leave the 32-bit range: must when the launch the IR fixes makes it, may when "
+        "an input the IR leaves open would."
     ),
     why=(
         "The wide value was computed correctly; the narrowing alone throws its high half away, so once it "
@@ -70,4 +71,5 @@ CHECK = Check(
     claims=claims,
     headline=headline,
     fix=fix,
+    examples=("flat_offset_trunc_3208",),
 )

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from irscan import __version__
 from irscan.findings import Finding
+
+if TYPE_CHECKING:
+    from irscan.checks.base import Check
 
 SCHEMA_VERSION = 1
 
@@ -32,3 +35,20 @@ def document(findings: list[Finding], kernels: list[dict[str, Any]], unseen: dic
 
 def render(findings: list[Finding], kernels: list[dict[str, Any]], unseen: dict[str, int], **kw: Any) -> str:
     return json.dumps(document(findings, kernels, unseen, **kw), indent=2, default=str)
+
+
+def rule(check: Check) -> dict[str, Any]:
+    """A check's metadata and doc (``irscan rules --format json``; the rules of a SARIF run)."""
+    d = check.doc
+    return {
+        "id": check.id,
+        "title": check.title,
+        "cwe": f"CWE-{check.cwe}",
+        "cwe_name": check.cwe_name,
+        "doc": {"what": d.what, "why": d.why, "example": d.example, "fix": d.fix},
+        "examples": list(check.examples),
+    }
+
+
+def render_rules(checks: list[Check]) -> str:
+    return json.dumps({"schema_version": SCHEMA_VERSION, "rules": [rule(c) for c in checks]}, indent=2)

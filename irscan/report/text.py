@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from textwrap import fill, indent
+from typing import TYPE_CHECKING
 
 from irscan.findings import Finding
+
+if TYPE_CHECKING:
+    from irscan.checks.base import Check
 
 LABEL = {"must": "error", "may": "warning"}
 
@@ -71,3 +76,32 @@ def render(findings: Iterable[Finding], kernels: list[dict[str, object]], unseen
         top = ", ".join(f"{k} x{v}" for k, v in sorted(unseen.items(), key=lambda kv: -kv[1])[:8])
         out.append(f"irscan: ops the analysis could not see into (treated as unknown inputs): {top}")
     return "\n".join(out)
+
+
+def render_rule(check: Check) -> str:
+    """A check's doc as ``irscan rules`` prints it, in ruff's order: what it finds, why it is a bug, an
+    example, the fix."""
+    d = check.doc
+    return "\n".join(
+        [
+            f"{check.id}: {check.title}",
+            f"  {check.cwe_name} (https://cwe.mitre.org/data/definitions/{check.cwe}.html)",
+            "",
+            "What it finds",
+            fill(d.what, width=100, initial_indent="  ", subsequent_indent="  "),
+            "",
+            "Why is this a bug",
+            fill(d.why, width=100, initial_indent="  ", subsequent_indent="  "),
+            "",
+            "Example",
+            indent(d.example, "    "),
+            "",
+            "Fix",
+            indent(d.fix, "    "),
+            *(["", f"Real cases: corpus/manifest.json {', '.join(check.examples)}"] if check.examples else []),
+        ]
+    )
+
+
+def render_rules(checks: Iterable[Check]) -> str:
+    return "\n\n".join(render_rule(c) for c in checks)
