@@ -1,4 +1,5 @@
-"""Regenerate the third-party captures: real quack and FlashAttention-4 kernels, compiled with no GPU.
+"""Regenerate the third-party captures: real quack, FlashAttention-4 and flashinfer kernels, compiled
+with no GPU (flashinfer's ``fi_*`` captures through flashinfer_workers.py, beside this file).
 
     python corpus/thirdparty/regen.py                 # all of them
     python corpus/thirdparty/regen.py quack_rmsnorm_fwd_sm90a fa4_fwd_sm100a
@@ -7,7 +8,8 @@
 
 Each capture runs in its own subprocess (fresh DSL state, env vars set before ``import cutlass``),
 through the kernels' OWN compile paths (quack's undecorated ``_compile_*`` functions, FA4's
-``_flash_attn_fwd`` / ``_flash_attn_bwd`` under ``FakeTensorMode``), inside
+``_flash_attn_fwd`` / ``_flash_attn_bwd`` under ``FakeTensorMode``, flashinfer's getters and
+dispatchers), inside
 ``irscan.capture(out=..., lineinfo=True)``.  Needs ``pip install -r corpus/thirdparty/requirements.txt``.
 
 Per capture the worker times every ``cute.compile`` call of the kernel's compile path in one process:
@@ -50,6 +52,7 @@ PACKAGES = [
     "nvidia-cutlass-dsl-libs-cu12",
     "quack-kernels",
     "flash-attn-4",
+    "flashinfer-python",
     "torch",
     "triton",
     "numpy",
@@ -87,6 +90,44 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "sm_90a",
         "FA4 backward sm90, bf16, hdim 128, causal (preprocess, main, postprocess)",
         "_fa4_bwd",
+    ),
+    # flashinfer's CuTe DSL kernels (corpus/thirdparty/flashinfer_workers.py says how they compile)
+    "fi_rmsnorm_sm90a": (
+        "sm_90a",
+        "flashinfer RMSNorm bf16 H=4096 (compact, strided) and QK-RMSNorm head_dim 128",
+        "flashinfer_workers:fi_rmsnorm",
+    ),
+    "fi_fused_add_rmsnorm_sm90a": (
+        "sm_90a",
+        "flashinfer fused add + RMSNorm bf16 H=4096 (compact, strided)",
+        "flashinfer_workers:fi_fused_add_rmsnorm",
+    ),
+    "fi_layernorm_sm90a": (
+        "sm_90a",
+        "flashinfer LayerNorm bf16 x/y, f32 gamma/beta, H=4096",
+        "flashinfer_workers:fi_layernorm",
+    ),
+    "fi_rmsnorm_quant_sm90a": (
+        "sm_90a",
+        "flashinfer RMSNorm + FP8 e4m3 output, bf16 H=4096 (compact)",
+        "flashinfer_workers:fi_rmsnorm_quant",
+    ),
+    "fi_gdn_decode_sm90a": (
+        "sm_90a",
+        "flashinfer gated delta-net decode T=1, B=4 H=16 HV=32 K=V=128: f32 state pretranspose and "
+        "nontranspose, bf16-state pool kernel",
+        "flashinfer_workers:fi_gdn_decode",
+    ),
+    "fi_rmsnorm_sm100a": (
+        "sm_100a",
+        "flashinfer RMSNorm bf16 H=4096 (compact, strided) and QK-RMSNorm head_dim 128",
+        "flashinfer_workers:fi_rmsnorm",
+    ),
+    "fi_gdn_decode_sm100a": (
+        "sm_100a",
+        "flashinfer gated delta-net decode T=1, B=4 H=16 HV=32 K=V=128: f32 state pretranspose and "
+        "nontranspose, bf16-state pool kernel",
+        "flashinfer_workers:fi_gdn_decode",
     ),
 }
 
@@ -257,8 +298,17 @@ class _CompileTimer:
         finally:
             self.times.append(time.perf_counter() - t0)
 
-    def __getitem__(self, item: Any) -> Any:
-        return self.inner[item]
+    def __getitem__(self, item: Any) -> Any:  # ``cute.compile[options](...)``: time that call too
+        compile_with_options = self.inner[item]
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return compile_with_options(*args, **kwargs)
+            finally:
+                self.times.append(time.perf_counter() - t0)
+
+        return call
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -384,6 +434,20 @@ def _fa4_bwd(arch: str):
     return run
 
 
+def _worker_function(fn_name: str) -> Any:
+    """A worker function of this file, or ``module:function`` of a sibling file (flashinfer_workers.py)."""
+    if ":" not in fn_name:
+        return globals()[fn_name]
+    import importlib.util
+
+    mod_name, func = fn_name.split(":")
+    spec = importlib.util.spec_from_file_location(mod_name, HERE / f"{mod_name}.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return getattr(mod, func)
+
+
 def worker(name: str, out: Path, repeat: int) -> dict[str, Any]:
     """Compile one capture (in this fresh process) into ``out``; return what index.json records.
 
@@ -399,7 +463,7 @@ def worker(name: str, out: Path, repeat: int) -> dict[str, Any]:
 
     timer = _CompileTimer(cute.compile)
     cute.compile = timer
-    run = globals()[fn_name](arch)
+    run = _worker_function(fn_name)(arch)
 
     def timed(out_dir: Path | None) -> tuple[float, int, Any]:
         timer.times.clear()
