@@ -128,6 +128,19 @@ def cmd_audit(args: argparse.Namespace) -> int:
             tmp.cleanup()
 
 
+def cmd_rules(args: argparse.Namespace) -> int:
+    from irscan import checks
+    from irscan.report import json as json_report
+    from irscan.report import text
+
+    try:
+        chosen = [checks.get(i) for i in args.ids] if args.ids else list(checks.CHECKS)
+    except KeyError as exc:
+        return _usage_error(str(exc.args[0]))
+    print(json_report.render_rules(chosen) if args.format == "json" else text.render_rules(chosen))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="irscan", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -151,6 +164,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="keep the captures in this folder (default: a temporary one)")
     _add_run_options(p)
     p.set_defaults(func=cmd_audit)
+
+    p = sub.add_parser("rules", help="print each check's doc: what it finds, why it is a bug, an example, the fix")
+    p.add_argument("ids", nargs="*", metavar="CHECK", help="check ids (default: all)")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.set_defaults(func=cmd_rules)
     return ap
 
 
