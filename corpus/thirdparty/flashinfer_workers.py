@@ -15,8 +15,10 @@ small CPU tensors.  Three stand-ins make that possible without a device, all set
   capsule says CUDA device 0, so the DSL types them as global memory (with a CPU device it types
   them generic and the kernels' ``cute.copy`` from global memory fails to verify).
 
-Tried and left out (see corpus/README.md): the rest of flashinfer's CuTe DSL code is sm_100a-only
-GEMM/MoE/attention with TMA descriptors and cluster launch helpers that ask the driver, or sm_12x.
+Not tried yet (candidates, same recipe): the other norm kernels (gated residual RMSNorm, RMSNorm with
+sigmoid gate, LayerNorm/fused-add + FP8), flashinfer/quantization/kernels (mxfp8/mxfp4/nvfp4),
+topk_varlen, msa_ops/cute_dsl/*_sm90, the GDN MTP/ucache decode kernels; the GEMM/MoE/attention kernels
+are mostly sm_100a with TMA and cluster helpers.
 """
 
 from __future__ import annotations
