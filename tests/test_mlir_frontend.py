@@ -24,7 +24,7 @@ from test_mlir_grammar import BIG, CORPUS, REPO, native, read, rel, syntax_file,
 from irscan import ir
 from irscan.frontend import mlir
 from irscan.frontend.mlir import assemble as mlir_assemble
-from irscan.frontend.mlir import indexer as mlir_index
+from irscan.frontend.mlir import templates as mlir_templates
 
 _FULL: dict[str, tuple[ir.Module, float]] = {}
 
@@ -131,7 +131,7 @@ def test_timing(native, tiny) -> None:  # noqa: F811 (pytest fixtures)
     rows = []
     for p in paths:
         text = texts.get(p) or read(p)
-        mlir_index.clear_caches()
+        mlir_templates.clear_caches()
         t0 = time.perf_counter()
         mlir.parse_module(text, str(p))
         cold = time.perf_counter() - t0

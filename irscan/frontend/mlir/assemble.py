@@ -52,7 +52,7 @@ from typing import Any
 from irscan import ir
 from irscan.frontend.mlir.grammar import UnexpectedInput, parse, syntax_error
 from irscan.frontend.mlir.header import finish_module, function_from_header
-from irscan.frontend.mlir.indexer import NeedFullParse, index_module
+from irscan.frontend.mlir.indexer import index_module
 from irscan.frontend.mlir.locations import (
     LocResolver,
     LocSyntaxError,
@@ -68,6 +68,7 @@ from irscan.frontend.mlir.semantics import (
     soup_info,
     soup_rtypes,
 )
+from irscan.frontend.mlir.templates import NeedFullParse
 from irscan.frontend.text import strip_strings
 
 __all__ = ["parse_module", "parse_file", "op_sequence", "strip_locations"]

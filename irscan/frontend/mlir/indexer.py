@@ -25,161 +25,50 @@ oracle this is tested against.  The template caches live as long as the process.
 from __future__ import annotations
 
 import gc
-import re
 from collections import Counter
 from typing import Any
 
 from irscan import ir
-from irscan.frontend.mlir.grammar import UnexpectedInput, parse, parse_type, syntax_error
+from irscan.frontend.mlir.grammar import UnexpectedInput, parse, syntax_error
 from irscan.frontend.mlir.header import finish_module, function_from_header
 from irscan.frontend.mlir.locations import (
     LocResolver,
     LocSyntaxError,
     parse_loc_text,
     split_trailing_loc,
-    strip_inline_locs,
 )
-from irscan.frontend.mlir.records import Body
 from irscan.frontend.mlir.semantics import (
     SREG_PREFIX,
-    Spec,
-    build_spec,
     finish_function,
-    soup_info,
     soup_rtypes,
 )
-from irscan.frontend.mlir.types import Ty, field_type
+from irscan.frontend.mlir.templates import (
+    _ECACHE,
+    _EXTRACT_HEAD,
+    _GCACHE,
+    _INSERT_HEAD,
+    _LABEL,
+    _LCACHE,
+    _MISSING,
+    _NAME,
+    _OP_START,
+    _OTHER_RULE_OPS,
+    _REF_SPLIT,
+    _SSA,
+    _TCACHE,
+    _TEMPLATE_OPS,
+    _UNCACHED_GENERIC,
+    NeedFullParse,
+    SpecSource,
+    _abstract_literals,
+    _bad_char,
+    _put_literals,
+    _results,
+    _template,
+)
+from irscan.frontend.mlir.types import Ty
 from irscan.frontend.text import balanced, strip_strings
 from irscan.ir import IRSyntaxError
-
-
-class NeedFullParse(Exception):
-    """The indexer met a line it cannot index but that may be valid: the grammar must decide."""
-
-
-#: ops parsed by the grammar (per template); everything else not listed is indexed generically
-_TEMPLATE_OPS = frozenset(
-    """llvm.add llvm.sub llvm.mul llvm.shl llvm.lshr llvm.ashr llvm.and llvm.or llvm.xor llvm.sdiv llvm.udiv
-    llvm.srem llvm.urem llvm.icmp llvm.select llvm.sext llvm.zext llvm.trunc llvm.ptrtoint llvm.inttoptr
-    llvm.addrspacecast llvm.bitcast llvm.getelementptr llvm.load llvm.store llvm.atomicrmw llvm.cmpxchg
-    llvm.mlir.constant llvm.br llvm.cond_br llvm.switch llvm.return llvm.intr.smin llvm.intr.smax
-    llvm.intr.umin llvm.intr.umax""".split()
-)
-
-_REF_NAMES = re.compile(r"[%^][\w$.\-]+(?:#\d+)?")
-_REF_OR_STR = re.compile(r'("(?:[^"\\\n]|\\.)*")|([%^])[\w$.\-]+(?:#\d+)?')
-_BARE_REF_OR_STR = re.compile(r'("(?:[^"\\\n]|\\.)*")|([%^])(?![\w$.\-])')
-_SSA = re.compile(r"%[\w$.\-]+(?:#\d+)?")
-_NAME = re.compile(r"[A-Za-z_][\w$.]*")
-_LABEL_REF = re.compile(r"\^[\w$.\-]+")
-_REF_SPLIT = re.compile(r"([%^][\w$.\-]+(?:#\d+)?)")
-_EXTRACT_HEAD = re.compile(r"llvm\.extractvalue (%[\w$.\-]+(?:#\d+)?)\[([\d, ]+)\] : ")
-_INSERT_HEAD = re.compile(r"llvm\.insertvalue (%[\w$.\-]+(?:#\d+)?), (%[\w$.\-]+(?:#\d+)?)\[([\d, ]+)\] : ")
-#: first characters of an op line without results (a name, or a generic-form name in quotes)
-_OP_START = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"')
-#: ops with a grammar rule that the fast regexes above did not take
-_OTHER_RULE_OPS = frozenset({"llvm.extractvalue", "llvm.insertvalue", "llvm.func"})
-#: generic ops whose spec depends on more than their type list (asm text, callee, shuffle mask)
-_UNCACHED_GENERIC = frozenset({"llvm.inline_asm", "llvm.call", "llvm.call_intrinsic", "llvm.shufflevector"})
-_MISSING = object()
-#: a character no token of an op can hold (strings blanked): cheap validation of ops the grammar skips
-_BAD_CHAR_RE = re.compile(r'[^\w\s%^@#!"<>()\[\]{},:=*?|+\-.$]')
-_BAD_DOLLAR_RE = re.compile(r"(?<![\w$.\-])\$")
-
-
-def _bad_char(sb: str) -> bool:
-    return _BAD_CHAR_RE.search(sb) is not None or ("$" in sb and _BAD_DOLLAR_RE.search(sb) is not None)
-
-
-_LABEL = re.compile(r"(\^[\w$.\-]+)(\(.*\))?:")
-
-
-def _results(rtext: str) -> tuple[str, ...]:
-    """``%5`` / ``%5, %6`` / ``%5:2`` -> result names (``%5#0``, ``%5#1`` for a group)."""
-    out: list[str] = []
-    for part in rtext.split(","):
-        part = part.strip()
-        if ":" in part:
-            name, n = part.split(":", 1)
-            out.extend(f"{name}#{i}" for i in range(int(n)))
-        else:
-            out.append(part)
-    return tuple(out)
-
-
-def _number(template: str) -> str:
-    """Give the bare ``%`` / ``^`` placeholders of a template their positions: ``%0``, ``^1``, ..."""
-    k = -1
-
-    def sub(m: re.Match[str]) -> str:
-        nonlocal k
-        if m.group(1):
-            return m.group(1)
-        k += 1
-        return f"{m.group(2)}{k}"
-
-    return _BARE_REF_OR_STR.sub(sub, template)
-
-
-def _template(body: str) -> tuple[str, list[str]]:
-    """(op text with SSA names and labels as bare ``%`` / ``^``, the names in order)."""
-    if '"' not in body or body.startswith("llvm.icmp"):
-        tmpl = _SSA.sub("%", body)
-        return (_LABEL_REF.sub("^", tmpl) if "^" in tmpl else tmpl), _REF_NAMES.findall(body)
-    names: list[str] = []
-
-    def sub(m: re.Match[str]) -> str:
-        if m.group(1):
-            return m.group(1)
-        names.append(m.group(0))
-        return m.group(2)
-
-    return _REF_OR_STR.sub(sub, body), names
-
-
-#: specs by op template / generic type tail / (path, aggregate type), block-argument types by template.
-#: They depend only on the text, so they are shared by every parse in the process.
-_TCACHE: dict[str, Spec] = {}
-_GCACHE: dict[tuple[str, int, str], Spec] = {}
-_ECACHE: dict[tuple[str, str], Spec] = {}
-_LCACHE: dict[str, tuple[list[Ty], str]] = {}
-
-
-def clear_caches() -> None:
-    """Forget every memoised template (for timing a cold parse)."""
-    for c in (_TCACHE, _GCACHE, _ECACHE, _LCACHE):
-        c.clear()
-
-
-_CONST_INT = re.compile(r"llvm\.mlir\.constant\((-?\d+) : ")
-_GEP_IDX = re.compile(r"llvm\.getelementptr (?:[\w|]+ )?%[\w$.\-]+(?:#\d+)?\[([^\]]*)\]")
-
-
-def _abstract_literals(name: str, body: str) -> tuple[str, Any]:
-    """(``body`` with its integer constant value or GEP constant indices as ``0``, the literals)."""
-    if name == "llvm.mlir.constant":
-        m = _CONST_INT.match(body)
-        if m is None:
-            return body, None
-        return "llvm.mlir.constant(0 : " + body[m.end() :], int(m.group(1))
-    m = _GEP_IDX.match(body)
-    if m is None:
-        return body, None
-    items = m.group(1).split(", ")
-    lits = [int(x) for x in items if x[:1] != "%"]
-    if not lits:
-        return body, None
-    inner = ", ".join(x if x[:1] == "%" else "0" for x in items)
-    return body[: m.start(1)] + inner + body[m.end(1) :], lits
-
-
-def _put_literals(op: ir.Op, lits: Any) -> None:
-    if isinstance(lits, int):
-        if "value" in op.attrs:
-            op.attrs["value"] = lits
-        return
-    it = iter(lits)
-    op.attrs["indices"] = [("const", next(it)) if x[0] == "const" else x for x in op.attrs["indices"]]
 
 
 class _Frame:
@@ -191,7 +80,7 @@ class _Frame:
         self.post: list[ir.Op] = []
 
 
-class _Indexer:
+class _Indexer(SpecSource):
     def __init__(self, text: str, path: str) -> None:
         self.text = text
         self.path = path
@@ -205,81 +94,6 @@ class _Indexer:
         self.lcache = _LCACHE
         self.loc_cache: dict[str, Any] = {}
         self.ops: list[ir.Op] = []
-
-    # ------------------------------------------------------------------------------ errors
-
-    def fail(self, lineno: int, raw: str, body_col: int, body: str, why: str) -> IRSyntaxError:
-        """An error at a line: let the grammar say where exactly, else report ``why``."""
-        if body_col < 0:  # an op joined from several lines: the whole-module parse places the error
-            raise NeedFullParse(why)
-        try:
-            parse(body, "op")
-        except UnexpectedInput as exc:
-            return syntax_error(self.path, body, exc, line=lineno, col_offset=body_col)
-        except Exception:  # noqa: BLE001 -- any other failure of ours on this line: the grammar decides
-            raise NeedFullParse(why) from None
-        raise NeedFullParse(why)
-
-    # ------------------------------------------------------------------------------- specs
-
-    def template_spec(self, body: str, lineno: int, raw: str, orig: str | None = None) -> tuple[Spec, list[str]]:
-        """The spec of a template op (parsed by the grammar on a cache miss) and the line's names.
-
-        The cache key is the op text with every SSA name / block label replaced by a bare ``%`` /
-        ``^`` (labels matter: ``llvm.br ^bb1`` and ``llvm.br %x`` must not share a key).
-        """
-        tmpl, names = _template(body)
-        spec = self.tcache.get(tmpl)
-        if spec is None:
-            try:
-                rop = parse(_number(tmpl), "op")
-            except UnexpectedInput:
-                orig = orig or body
-                raise self.fail(lineno, raw, raw.find(orig), orig, "bad op") from None
-            spec = build_spec(rop.body).templatize()
-            self.tcache[tmpl] = spec
-        return spec, names
-
-    def extract_spec(self, path: str, tytext: str, insert: bool, lineno: int, raw: str, body: str) -> Spec:
-        key = (("i" if insert else "e") + path, tytext)
-        spec = self.ecache.get(key)
-        if spec is not None:
-            return spec
-        try:
-            ty = parse_type(tytext)
-        except UnexpectedInput:
-            raise self.fail(lineno, raw, raw.find(body), body, "bad type") from None
-        p = tuple(int(x) for x in path.split(","))
-        if insert:
-            rec = Body("insertvalue", "llvm.insertvalue", None, ["%0", "%1"], (), (ty.text,), {"type": ty, "path": p})
-        else:
-            res = field_type(ty, p)
-            rtypes = (res.text if res else "?",)
-            rec = Body(
-                "extractvalue", "llvm.extractvalue", None, ["%0"], (), rtypes, {"type": ty, "path": p, "res": res}
-            )
-        spec = build_spec(rec).templatize()
-        self.ecache[key] = spec
-        return spec
-
-    def generic_spec(self, name: str, body: str, nres: int, key: tuple[str, int, str]) -> Spec:
-        sb = strip_strings(body)
-        b = Body("generic", name, None, [], rtypes=soup_rtypes(name, sb, nres), info=soup_info(name, body))  # type: ignore[arg-type]
-        spec = build_spec(b)
-        self.gcache[key] = spec
-        return spec
-
-    def label_args(self, inner: str) -> tuple[list[Ty], list[str]]:
-        """``(%a: i32 loc(...), %b: f32)`` -> arg types (grammar, per template) and names."""
-        no_loc = strip_inline_locs(inner) if "loc(" in inner else inner
-        names = _SSA.findall(no_loc)
-        tmpl = _SSA.sub("%", no_loc)
-        hit = self.lcache.get(tmpl)
-        if hit is None:
-            _, args, _ = parse("^bb" + tmpl + ":", "block_label")
-            hit = ([t for _, t in args], tmpl)
-            self.lcache[tmpl] = hit
-        return hit[0], names
 
     # -------------------------------------------------------------------------------- main
 
