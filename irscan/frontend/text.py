@@ -5,24 +5,34 @@ from __future__ import annotations
 import re
 
 
-def split_top(s: str) -> list[str]:
-    """Top-level comma-separated items of ``s``, stripped; brackets of any kind nest, quotes are opaque."""
+def split_top(s: str, sep: str = ",") -> list[str]:
+    """The top-level items of ``s`` between separators ``sep``, stripped, empty ones dropped.
+
+    ``()``, ``[]``, ``{}`` and ``<>`` nest (the ``>`` of an arrow ``->`` closes nothing), and string
+    literals are opaque, so ``a, (b, c), "d, e"`` is three items; ``sep`` may be longer than a
+    character (``" -> "``, ``" to "``).  Type lists, layouts and capture metadata all split here.
+    """
+    if '"' not in s and not any(c in s for c in "([<{"):
+        return [p.strip() for p in s.split(sep) if p and not p.isspace()]
     out: list[str] = []
-    depth, quoted = 0, False
-    cur: list[str] = []
-    for ch in s:
-        if ch == '"':
-            quoted = not quoted
-        elif not quoted and ch in "<([{":
+    depth = cur = i = 0
+    n, first = len(s), sep[0]
+    while i < n:
+        ch = s[i]
+        if ch == '"':  # skip the literal, escapes included
+            i += 1
+            while i < n and s[i] != '"':
+                i += 2 if s[i] == "\\" else 1
+        elif ch in "([{<":
             depth += 1
-        elif not quoted and ch in ">)]}":
+        elif ch in ")]}" or (ch == ">" and (i == 0 or s[i - 1] != "-")):
             depth -= 1
-        if ch == "," and depth == 0 and not quoted:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    out.append("".join(cur).strip())
+        elif depth == 0 and ch == first and s.startswith(sep, i):
+            out.append(s[cur:i].strip())
+            cur = i = i + len(sep)
+            continue
+        i += 1
+    out.append(s[cur:].strip())
     return [x for x in out if x]
 
 

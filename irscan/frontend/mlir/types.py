@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 
-from irscan.frontend.text import balanced
+from irscan.frontend.text import balanced, split_top
+from irscan.ir.spaces import AddressSpace, from_nvvm
 
 FLOAT_BITS = {"bf16": 16, "f16": 16, "tf32": 32, "f32": 32, "f64": 64, "f80": 80, "f128": 128}
 #: LLVM dialect types print their nested LLVM types without the ``!llvm.`` prefix
@@ -128,14 +129,9 @@ def field_type(t: Ty, path: tuple[int, ...]) -> Ty | None:
     return cur
 
 
-#: LLVM/NVVM address spaces by number, as ir.Op.space names them
-SPACE_NAMES = {"0": "generic", "1": "global", "3": "shared", "4": "const", "5": "local"}
-
-
-def space_name(num: str | None) -> str | None:
-    if num is None:
-        return None
-    return SPACE_NAMES.get(num, num)
+def space_name(num: str | None) -> AddressSpace | None:
+    """The address space of ``!llvm.ptr<num>`` (None: not a pointer)."""
+    return None if num is None else from_nvvm(num)
 
 
 def int_width_of(t: Ty | None) -> int:
@@ -156,35 +152,6 @@ def find_type_tail(body: str) -> int:
             return -1
         if balanced(body[j + 3 :]):
             return j + 3
-
-
-def split_top(s: str, sep: str = ",") -> list[str]:
-    """Split at top-level ``sep`` (outside (), [], <>, {})."""
-    if not any(c in s for c in "([<{"):
-        return [p.strip() for p in s.split(sep)] if s.strip() else []
-    out: list[str] = []
-    depth = 0
-    cur = 0
-    i = 0
-    n = len(s)
-    while i < n:
-        ch = s[i]
-        if ch in "([{<":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == ">" and not (i > 0 and s[i - 1] == "-"):
-            depth -= 1
-        elif depth == 0 and s.startswith(sep, i):
-            out.append(s[cur:i].strip())
-            cur = i + len(sep)
-            i = cur
-            continue
-        i += 1
-    last = s[cur:].strip()
-    if last or out:
-        out.append(last)
-    return out
 
 
 def unparen(part: str) -> list[str]:
