@@ -35,15 +35,20 @@ def _outside_strings(line: str, sub: Any) -> str:
     return "".join([*out, sub(line[last:])])
 
 
-def _reversed_per_length(names: set[str]) -> dict[str, str]:
-    """A bijection that keeps each name's length: within each length, the sorted order reversed."""
+#: added to every renumbered value: a rebuild's numbers are longer or shorter, not only reordered
+SHIFT = 100_000
+
+
+def _renumbering(numbers: set[str]) -> dict[str, str]:
+    """A bijection of value numbers that reorders them (within each length, the sorted order reversed)
+    and moves them all by SHIFT."""
     by_len: dict[int, list[str]] = {}
-    for n in names:
+    for n in numbers:
         by_len.setdefault(len(n), []).append(n)
     out: dict[str, str] = {}
     for group in by_len.values():
-        group.sort()
-        out.update(zip(group, reversed(group), strict=True))
+        group.sort(key=int)
+        out.update((a, str(int(b) + SHIFT)) for a, b in zip(group, reversed(group), strict=True))
     return out
 
 
@@ -55,7 +60,7 @@ def mutate_mlir(text: str) -> str:
     """Comment and blank lines at the top, unused constants at the top of every kernel body, a comment
     between every few ops, and every numbered SSA value renamed."""
     used = {m.group(1) for m in MLIR_SSA.finditer(text)}
-    perm = _reversed_per_length(used)
+    perm = _renumbering(used)
 
     def rename(part: str) -> str:
         return MLIR_SSA.sub(lambda m: f"%{perm[m.group(1)]}", part)
@@ -75,18 +80,19 @@ def mutate_mlir(text: str) -> str:
     return "\n".join(out) + "\n"
 
 
-PTX_REG_DECL = re.compile(r"\.reg\s+\.\w+\s+%(\w+?)<\d+>")
+PTX_REG_DECL = re.compile(r"(\.reg\s+\.\w+\s+%(\w+?)<)(\d+)>")
 PTX_REG = re.compile(r"%([A-Za-z_]\w*?)(\d+)\b")
 
 
 def mutate_ptx(text: str) -> str:
     """A comment at the top, an extra register and ``mov`` at the top of every entry body, comment and
     blank lines inside it, and the registers of every declared class renumbered."""
-    classes = set(PTX_REG_DECL.findall(text))
+    classes = {m.group(2) for m in PTX_REG_DECL.finditer(text)}
+    text = PTX_REG_DECL.sub(lambda m: f"{m.group(1)}{int(m.group(3)) + SHIFT}>", text)  # room for the new numbers
     used = {(m.group(1), m.group(2)) for m in PTX_REG.finditer(text) if m.group(1) in classes}
     perm: dict[tuple[str, str], str] = {}
     for cls in classes:
-        perm.update({(cls, a): b for a, b in _reversed_per_length({n for c, n in used if c == cls}).items()})
+        perm.update({(cls, a): b for a, b in _renumbering({n for c, n in used if c == cls}).items()})
 
     def rename(part: str) -> str:
         return PTX_REG.sub(lambda m: f"%{m.group(1)}{perm.get((m.group(1), m.group(2)), m.group(2))}", part)
