@@ -379,7 +379,7 @@ def test_syntax_module_mapping(syntax_file) -> None:
     assert ops["%2"].loc == ops["%0"].loc  # fused -> first
     assert ops["%3"].loc is None  # unknown
     assert ops["%4"].attrs["range"] == (0, 1023) and ops["%4"].attrs["sreg"] == "tid.x"
-    assert "range" not in ops["%5"].attrs
+    assert ops["%5"].attrs["range"] == (0, 31)  # the ISA's, when the IR states none
     assert ops["%6"].flags == {"nsw", "nuw"} and ops["%6"].loc == ir.Loc("/src/k.py", 11, 8)
     assert (ops["%7"].kind, ops["%7"].signed, ops["%7"].flags) == (Kind.DIV, False, {"exact"})
     assert ops["%9"].kind == Kind.OPAQUE  # vector arithmetic
@@ -568,7 +568,9 @@ def test_tiny_shared_memory_and_sregs(tiny_module) -> None:
     assert sregs["ctaid.x"].attrs["range"] == (0, 2147483646)
     barrier = next(o for o in k.ops() if o.name == "nvvm.barrier")
     assert barrier.loc.line == _line_of(source, "barrier")  # the printer-bug shape: `nvvm.barrier loc(#locN)`
-    assert m.opaque.get("nvvm.shfl.sync", 0) >= 1
+    shuffles = [o for o in k.ops() if o.name == "nvvm.shfl.sync"]
+    assert shuffles and all(o.kind is Kind.SHUFFLE and o.attrs["shuffled"] == 1 for o in shuffles)
+    assert "nvvm.shfl.sync" not in m.opaque
 
 
 def test_tiny_blocks_args_and_successors(tiny_module) -> None:

@@ -16,7 +16,7 @@ import pytest
 from irscan.analysis.reaching import reaching_definitions
 from irscan.frontend import ptx
 from irscan.frontend.ptx.printer import print_module
-from irscan.ir import Kind, Loc, Op
+from irscan.ir import AddressSpace, Kind, Loc, Op, ParamField
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS_PTX = sorted(
@@ -66,9 +66,9 @@ def test_elementwise_kinds(elementwise) -> None:  # type: ignore[no-untyped-def]
     assert (mw.kind, mw.width, mw.src_width, mw.signed) == (Kind.MULWIDE, 64, 32, False)
     assert mw.operands[1] == 4 and defs[mw.operands[0]].kind is Kind.MAD
     args = _only(ops, "ld.param.b64")
-    assert [(a.kind, a.attrs["param"], a.attrs["offset"], a.attrs["param_size"], a.width) for a in args] == [
-        (Kind.ARG, 0, 0, 8, 64),
-        (Kind.ARG, 1, 0, 8, 64),
+    assert [(a.kind, a.attrs["field"], a.attrs["param_size"]) for a in args] == [
+        (Kind.ARG, ParamField(0, 0, 64), 8),
+        (Kind.ARG, ParamField(1, 0, 64), 8),
     ]
     (ld,) = _only(ops, "ld.global.b32")
     assert (ld.kind, ld.space, ld.addr, ld.width) == (Kind.LOAD, "global", 0, 32)
@@ -189,7 +189,12 @@ def test_results_and_operands() -> None:
     op = lower_one("selp.b32 %r1, %r2, 5, %p1;")
     assert (op.kind, op.results, op.operands) == (Kind.SELECT, ("%r1",), ("%p1", "%r2", 5))
     op = lower_one("shfl.sync.bfly.b32 %r1|%p1, %r2, 16, 31, -1;")
-    assert (op.kind, op.results, op.operands) == (Kind.OPAQUE, ("%r1", "%p1"), ("%r2", 16, 31, -1))
+    assert (op.kind, op.results, op.operands, op.attrs["shuffled"]) == (
+        Kind.SHUFFLE,
+        ("%r1", "%p1"),
+        ("%r2", 16, 31, -1),
+        0,
+    )
     op = lower_one("ld.global.v4.u32 {%r1, %r2, _, %r4}, [%rd1+16];")
     assert (op.results, op.operands, op.attrs["disp"], op.attrs["vec"]) == (("%r1", "%r2", "%r4"), ("%rd1",), 16, 4)
     op = lower_one("st.global.v2.u32 [%rd1+-8], {%r1, %r2};")
@@ -294,18 +299,18 @@ def test_pack_unpack_and_symbol_moves() -> None:
 
 def test_params_as_arg() -> None:
     a = lower_one("ld.param.u64 %rd1, [k_p0];")
-    assert (a.kind, a.attrs["param"], a.attrs["offset"], a.attrs["param_size"], a.width, a.addr) == (
+    assert (a.kind, a.attrs["param"], a.attrs["field"], a.attrs["param_size"], a.width, a.addr) == (
         Kind.ARG,
         0,
-        0,
+        ParamField(0, 0, 64),
         8,
         64,
         None,
     )
     b = lower_one("ld.param.b32 %r1, [k_p1+16];")
-    assert (b.kind, b.attrs["param"], b.attrs["offset"], b.attrs["param_size"], b.width) == (Kind.ARG, 1, 16, 24, 32)
+    assert (b.kind, b.attrs["field"], b.attrs["param_size"]) == (Kind.ARG, ParamField(1, 16, 32), 24)
     v = lower_one("ld.param.v2.u32 {%r1, %r2}, [k_p1+8];")
-    assert (v.kind, v.results, v.attrs["offset"], v.attrs["vec"], v.attrs["elem_size"]) == (
+    assert (v.kind, v.results, v.attrs["field"].offset, v.attrs["vec"], v.attrs["elem_size"]) == (
         Kind.ARG,
         ("%r1", "%r2"),
         8,
@@ -322,7 +327,7 @@ def test_addresses_and_spaces() -> None:
     ld = lower_one("ld.shared.u32 %r1, [smem+8];")
     assert (ld.operands, ld.space, ld.attrs["symbol"], ld.attrs["disp"]) == (("smem",), "shared", True, 8)
     ld = lower_one("ld.shared::cluster.u32 %r1, [%r2];")
-    assert (ld.space, ld.attrs["space_qual"]) == ("shared", "shared::cluster")
+    assert (ld.space, ld.attrs["space_qual"]) == (AddressSpace.SHARED_CLUSTER, "shared::cluster")
     cp = lower_one("cp.async.ca.shared.global [%r1], [%rd2], 16;")
     assert (cp.kind, cp.addr, cp.space, cp.operands) == (Kind.MEMOP, 1, "global", ("%r1", "%rd2", 16))
     assert cp.attrs["addrs"] == ((0, "shared", 0, False), (1, "global", 0, False))

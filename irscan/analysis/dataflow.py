@@ -1,4 +1,4 @@
-"""ir.py functions -> networkx dataflow graphs: one node per op, one edge per (definition, use).
+"""irscan.ir functions -> networkx dataflow graphs: one node per op, one edge per (definition, use).
 
 MLIR is SSA: an operand has one definition, and a block argument is a synthesised PHI node fed by
 the matching operand of every branch that targets the block.  PTX registers are not SSA: an operand
@@ -17,9 +17,6 @@ from irscan.ir import Function, Kind, Module, Op, Operand
 
 if TYPE_CHECKING:
     import networkx as nx
-
-#: Opaque ops whose operands still matter (a warp shuffle hands a value over unchanged)
-PASS_THROUGH = ("nvvm.shfl.sync", "shfl.sync")
 
 #: Called for PTX functions: (op id, operand index) -> ids of the ops whose definitions reach it.
 ReachingFn = Callable[[Function], dict[tuple[int, int], list[int]]]
@@ -73,7 +70,7 @@ class Graph:
         by_id = self.by_id
         for d, u, slot in edges:
             uop = by_id[u]
-            if uop.kind is Kind.OPAQUE and not uop.width and not uop.name.startswith(PASS_THROUGH):
+            if uop.kind is Kind.OPAQUE and not uop.width:
                 continue  # a float/vector op: nothing the analysis asks flows through it
             self._defs.setdefault(u, {}).setdefault(slot, []).append(d)
             self._users.setdefault(d, []).append((u, slot))
@@ -115,7 +112,7 @@ def _ssa_edges(gr: Graph, fn: Function, ids: list[int]) -> list[tuple[int, int, 
     """MLIR: SSA names are unique per function; params and block arguments become nodes of their own."""
     where: dict[str, int] = {}
     for p in fn.params:
-        node = _synthetic(ids, Kind.ARG, "param", p.name, attrs={"param": p.index, "path": ()}, line=fn.line)
+        node = _synthetic(ids, Kind.ARG, "param", p.name, attrs={"param": p.index}, line=fn.line)
         gr.add(node)
         where[p.name] = node.id
         gr.params[p.name] = node.id

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from irscan.analysis.intervals import Affine, Interval, free_range
-from irscan.analysis.params import Field, field_by_offset, field_by_path, tensor_fields
-from irscan.ir import SREG_RANGES, Kind, Op
+from irscan.analysis.params import Field, field_at, field_by_path, meta_fields, tensor_fields
+from irscan.ir import SREG_RANGES, Kind, Op, ParamField
 
 if TYPE_CHECKING:
     from irscan.analysis.dataflow import Graph
@@ -71,7 +71,7 @@ class Inputs:
             if base in ("ntid", "nctaid"):
                 return Affine.of_const(d)
             return self._atom(n, sreg, Interval(0, d - 1), True)
-        r = op.attrs.get("range") or SREG_RANGES.get(sreg.replace("cluster.", "cluster_"))
+        r = op.attrs.get("range") or SREG_RANGES.get(sreg)
         iv = Interval(int(r[0]), int(r[1])) if r else free_range(op.width or 32)
         if base == "tid" and self.facts.max_block and 0 <= axis < len(self.facts.max_block):
             iv = Interval(0, min(iv.hi, self.facts.max_block[axis] - 1))
@@ -81,41 +81,53 @@ class Inputs:
         if index not in self._fields:
             p = next((p for p in self.gr.fn.params if p.index == index), None)
             meta = self.meta_args[index] if index < len(self.meta_args) else None
-            self._fields[index] = tensor_fields(index, p.type, meta) if p and p.type.startswith("!llvm") else []
-            if not self._fields[index] and meta and "modes" in meta:
-                # PTX: types are byte arrays; rebuild the struct from the capture's layout facts
-                self._fields[index] = tensor_fields(index, _struct_of(meta), meta)
+            fields = tensor_fields(index, p.type, meta) if p else []
+            if not fields and isinstance(meta, dict) and "modes" in meta:
+                fields = meta_fields(index, meta)  # PTX: types are byte arrays; the capture knows the struct
+            self._fields[index] = fields
         return self._fields[index]
 
+    def _param_field(self, n: int, op: Op) -> ParamField | None:
+        """The parameter field op ``n`` reads: an ARG's own, or an extract from a whole parameter."""
+        f = op.attrs.get("field")
+        if op.kind is Kind.ARG:
+            return f if isinstance(f, ParamField) else None
+        defs = self.gr.defs(n, 0)
+        if op.kind is not Kind.EXTRACT or len(defs) != 1 or self.gr.op(defs[0]).kind is not Kind.ARG:
+            return None
+        index = int(self.gr.op(defs[0]).attrs.get("param", -1))
+        named = field_by_path(self._fields_of(index), tuple(op.attrs.get("path", ())))
+        return ParamField(index, named.offset, op.width) if named else None
+
     def _arg(self, n: int, op: Op) -> Affine:
-        index = int(op.attrs.get("param", -1))
-        w = op.width or 64
-        name = f"arg{index}"
-        if "offset" in op.attrs:  # PTX ld.param
-            f = field_by_offset(self._fields_of(index), int(op.attrs["offset"]))
-            name = f.name if f else f"arg{index}+{op.attrs['offset']}"
-            if f is not None and f.width > w:  # a 32-bit load of a 64-bit field: the ideal value is the field's
-                w = f.width
-        return self._atom(n, name, free_range(w), False)
+        f = self._param_field(n, op)
+        if f is None:  # a whole parameter
+            return self._atom(n, f"arg{op.attrs.get('param', -1)}", free_range(op.width or 64), False)
+        return self._field(n, f, op.width or 64)
+
+    def _field(self, n: int, f: ParamField, w: int) -> Affine:
+        named = field_at(self._fields_of(f.param), f)
+        if named is not None and named.width > w:  # a 32-bit load of a 64-bit field: the ideal value is the field's
+            w = named.width
+        return self._atom(n, named.name if named else f"arg{f.param}+{f.offset}", free_range(w), False)
 
     def narrow_param(self, n: int) -> bool:
-        """A PTX ``ld.param`` narrower than the parameter field it reads (a narrowing with no cvt)."""
+        """A parameter read narrower than the field it reads (PTX ``ld.param.b32`` of an i64: no cvt)."""
         op = self.gr.op(n)
-        if op.kind is not Kind.ARG or "offset" not in op.attrs:
-            return False
-        f = field_by_offset(self._fields_of(int(op.attrs.get("param", -1))), int(op.attrs["offset"]))
-        return f is not None and 0 < op.width < f.width
+        f = self._param_field(n, op) if op.kind is Kind.ARG else None
+        named = field_at(self._fields_of(f.param), f) if f else None
+        return named is not None and 0 < op.width < named.width
 
     def _extract(self, n: int, op: Op) -> Affine:
-        path = tuple(op.attrs.get("path", ()))
+        path = list(op.attrs.get("path", ()))
         w = op.width or 64
+        f = self._param_field(n, op)
+        if f is not None:
+            return self._field(n, f, w)
         defs = self.gr.defs(n, 0)
         if len(defs) == 1 and self.gr.op(defs[0]).kind is Kind.ARG:
-            index = int(self.gr.op(defs[0]).attrs.get("param", -1))
-            f = field_by_path(self._fields_of(index), path)
-            name = f.name if f else f"arg{index}{list(path)}"
-            return self._atom(n, name, free_range(w), False)
-        return self._atom(n, f"field {list(path)} of {op.operands[0] if op.operands else '?'}", free_range(w), False)
+            return self._atom(n, f"arg{self.gr.op(defs[0]).attrs.get('param', -1)}{path}", free_range(w), False)
+        return self._atom(n, f"field {path} of {op.operands[0] if op.operands else '?'}", free_range(w), False)
 
     def _base_name(self, n: int) -> str:
         """Which tensor a load reads from: the parameter at the root of its address, if one is."""
@@ -128,8 +140,9 @@ class Inputs:
                 seen.add(d)
                 dop = self.gr.op(d)
                 if dop.kind is Kind.ARG:
-                    if "offset" in dop.attrs:
-                        return f"arg{dop.attrs.get('param')}"
+                    f = dop.attrs.get("field")
+                    if isinstance(f, ParamField):
+                        return f"arg{f.param}"
                     continue
                 if dop.kind is Kind.EXTRACT and tuple(dop.attrs.get("path", ())) == (0,):
                     pd = self.gr.defs(d, 0)
@@ -138,15 +151,3 @@ class Inputs:
                 if dop.kind in (Kind.GEP, Kind.ADD, Kind.CAST, Kind.MOV, Kind.SUB, Kind.EXTRACT):
                     stack.append(d)
         return "memory"
-
-
-def _struct_of(meta: dict[str, Any]) -> str:
-    def part(kind: str) -> str:
-        ws = [
-            f"i{(m.get(kind) or {}).get('width', 64)}"
-            for m in meta["modes"]
-            if (m.get(kind) or {}).get("kind") == "dynamic"
-        ]
-        return "struct<()>" if not ws else ws[0] if len(ws) == 1 else f"struct<({', '.join(ws)})>"
-
-    return f"!llvm.struct<(ptr<1>, struct<({part('shape')}, {part('stride')})>)>"

@@ -2,9 +2,10 @@
 
 A CuTe tensor parameter lowers to ``!llvm.struct<(ptr<1>, struct<(SHAPE, STRIDE)>)>`` where SHAPE and
 STRIDE hold the *dynamic* modes only: ``struct<()>`` when none, a bare ``i32``/``i64`` when one, a
-``struct<(i32, i64, ...)>`` when several.  MLIR reaches a field by an ``extractvalue`` path, PTX by
-a byte offset into the ``.param``; both are mapped here to the layout mode the capture's meta.json
-records (``args[i].modes``), so both IRs name the same input the same way.
+``struct<(i32, i64, ...)>`` when several.  MLIR declares that struct as the parameter's type; PTX
+passes it as a byte array, so there the capture's meta.json (``args[i].modes``) rebuilds it.  Either
+way each field gets its byte offset in the parameter, the :class:`irscan.ir.ParamField` a field read
+carries, and the layout mode meta.json records, so both IRs name the same input the same way.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from irscan.frontend.text import split_top
+from irscan.ir import ParamField
 
 
 @dataclass(frozen=True)
 class Field:
-    path: tuple[int, ...]
-    offset: int
+    path: tuple[int, ...]  # where the struct type nests it (the path an MLIR extractvalue names)
+    offset: int  # bytes from the start of the parameter
     width: int  # bits; 64 for the pointer
     name: str
 
@@ -32,39 +34,68 @@ def _struct_items(t: str) -> list[str] | None:
 
 
 def _scalars(t: str) -> list[tuple[tuple[int, ...], int]]:
-    """(relative path, width) of every integer leaf of a shape/stride part."""
-    t = t.strip()
-    if t in ("i32", "i64"):
-        return [((), int(t[1:]))]
-    items = _struct_items(t)
-    if items is None:
-        return []
-    out = []
-    for k, it in enumerate(items):
-        out += [((k, *p), w) for p, w in _scalars(it)]
+    """(relative path, width) of every integer leaf of a shape/stride part, in order (no recursion:
+    the nesting is the input's)."""
+    out: list[tuple[tuple[int, ...], int]] = []
+    stack: list[tuple[tuple[int, ...], str]] = [((), t)]
+    while stack:
+        path, text = stack.pop()
+        text = text.strip()
+        if text in ("i32", "i64"):
+            out.append((path, int(text[1:])))
+            continue
+        items = _struct_items(text)
+        if items is not None:
+            stack.extend(((*path, k), it) for k, it in reversed(list(enumerate(items))))
     return out
 
 
 def _dynamic_modes(meta_arg: dict[str, Any] | None, part: str) -> list[int]:
-    if not meta_arg or "modes" not in meta_arg:
+    if not meta_arg or not isinstance(meta_arg.get("modes"), list):
         return []
-    return [i for i, m in enumerate(meta_arg["modes"]) if (m.get(part) or {}).get("kind") == "dynamic"]
+    return [i for i, m in enumerate(meta_arg["modes"]) if _mode_part(m, part).get("kind") == "dynamic"]
+
+
+def _mode_part(mode: Any, part: str) -> dict[str, Any]:
+    p = mode.get(part) if isinstance(mode, dict) else None
+    return p if isinstance(p, dict) else {}
 
 
 def tensor_fields(index: int, type_text: str, meta_arg: dict[str, Any] | None = None) -> list[Field]:
-    """The fields of tensor parameter ``index``; empty if the type is not a CuTe tensor struct."""
+    """The fields of tensor parameter ``index`` from its declared struct type; empty if not a CuTe tensor."""
     items = _struct_items(type_text)
     if not items or len(items) != 2 or not (items[0].startswith("ptr") or items[0] == "struct<()>"):
         return []
-    # a coordinate tensor (TMA's identity tensors) has a static origin where a tensor has its pointer
-    fields = [Field((0,), 0, 64, f"arg{index}.ptr")] if items[0].startswith("ptr") else []
     layout = _struct_items(items[1])
-    if not layout or len(layout) != 2:
+    parts = [_scalars(p) for p in layout] if layout and len(layout) == 2 else None
+    return _fields(index, items[0].startswith("ptr"), parts, meta_arg)
+
+
+def meta_fields(index: int, meta_arg: dict[str, Any]) -> list[Field]:
+    """The fields of tensor parameter ``index`` from the capture's layout facts (PTX: a byte array).
+
+    The struct is the one the DSL declares: the pointer, then one leaf per dynamic mode of the shape,
+    then of the stride (a single leaf bare, several in a struct).
+    """
+    parts: list[list[tuple[tuple[int, ...], int]]] = []
+    modes = meta_arg.get("modes") or ()
+    for part in ("shape", "stride"):
+        ws = [_mode_part(m, part).get("width", 64) for m in modes if _mode_part(m, part).get("kind") == "dynamic"]
+        parts.append([((k,) if len(ws) > 1 else (), int(w)) for k, w in enumerate(ws) if str(w) in ("32", "64")])
+    return _fields(index, True, parts, meta_arg)
+
+
+def _fields(
+    index: int, pointer: bool, parts: list[list[tuple[tuple[int, ...], int]]] | None, meta_arg: dict[str, Any] | None
+) -> list[Field]:
+    # a coordinate tensor (TMA's identity tensors) has a static origin where a tensor has its pointer
+    fields = [Field((0,), 0, 64, f"arg{index}.ptr")] if pointer else []
+    if parts is None:
         return fields
     offset = 8 if fields else 0
-    for part_i, part in enumerate(("shape", "stride")):
+    for part_i, (part, leaves) in enumerate(zip(("shape", "stride"), parts, strict=True)):
         modes = _dynamic_modes(meta_arg, part)
-        for k, (rel, width) in enumerate(_scalars(layout[part_i])):
+        for k, (rel, width) in enumerate(leaves):
             size = width // 8
             offset = (offset + size - 1) // size * size
             mode = modes[k] if k < len(modes) else k
@@ -73,9 +104,10 @@ def tensor_fields(index: int, type_text: str, meta_arg: dict[str, Any] | None = 
     return fields
 
 
+def field_at(fields: list[Field], f: ParamField) -> Field | None:
+    """The named field a read of ``f`` lands on (same start byte)."""
+    return next((x for x in fields if x.offset == f.offset), None)
+
+
 def field_by_path(fields: list[Field], path: tuple[int, ...]) -> Field | None:
     return next((f for f in fields if f.path == path), None)
-
-
-def field_by_offset(fields: list[Field], offset: int) -> Field | None:
-    return next((f for f in fields if f.offset == offset), None)

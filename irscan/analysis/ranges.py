@@ -342,8 +342,8 @@ class Ranges(LoopBounds, Inputs):
             return self._extract(n, op)
         if k is Kind.LOAD:
             return self._atom(n, f"load({self._base_name(n)})", free_range(w), False)
-        shuffled = SHUFFLES.get(next((p for p in SHUFFLES if op.name.startswith(p)), ""))
-        if shuffled is not None and shuffled < len(op.operands):
+        shuffled = op.attrs.get("shuffled")
+        if k is Kind.SHUFFLE and isinstance(shuffled, int) and 0 <= shuffled < len(op.operands):
             # a warp shuffle hands over another lane's value of the same variable: the same range
             v = yield from self._operand(n, shuffled)
             return self._derived(n, f"shfl({self.name(v)})", self.interval(v), (v,))
@@ -359,10 +359,6 @@ class Ranges(LoopBounds, Inputs):
         if prod.terms:
             self.atoms[prod.terms[0][0]].factors = (a, b)
         return prod
-
-
-#: warp shuffles, by op-name prefix: the operand slot of the value being shuffled
-SHUFFLES = {"nvvm.shfl.sync": 1, "shfl.sync": 0}
 
 
 def _paren(s: str) -> str:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from irscan.analysis.dataflow import Graph
 from irscan.analysis.intervals import Affine, Interval, signed_range, unsigned_range
 from irscan.analysis.ranges import Ranges
-from irscan.ir import MEMORY_KINDS, Kind, Op
+from irscan.ir import MEMORY_KINDS, AddressSpace, Kind, Op
 
 I32_SIGNED = signed_range(32)
 I32_UNSIGNED = unsigned_range(32)
@@ -153,7 +153,9 @@ def _shift_amount(gr: Graph, n: int, slot: int) -> int | None:
 
 
 #: Windows smaller than 4 GiB, addressed with 32-bit offsets by design: not this bug class.
-SMALL_SPACES = frozenset({"shared", "local", "param", "6", "7", "tmem", "shared::cluster", "shared::cta"})
+SMALL_SPACES = frozenset(
+    {AddressSpace.SHARED, AddressSpace.SHARED_CLUSTER, AddressSpace.LOCAL, AddressSpace.PARAM, AddressSpace.TENSOR}
+)
 
 
 def _small_window(gr: Graph, sink: int) -> bool:
@@ -171,7 +173,7 @@ def _small_window(gr: Graph, sink: int) -> bool:
             return False
         n, slot = defs[0], 0
         d = gr.op(n)
-        if d.name == "llvm.alloca" or d.space in SMALL_SPACES or d.attrs.get("src_space") in SMALL_SPACES:
+        if d.space in SMALL_SPACES or d.attrs.get("src_space") in SMALL_SPACES:
             return True
         if d.kind not in (Kind.GEP, Kind.CAST, Kind.MOV):
             return False

@@ -1,7 +1,8 @@
 """The vocabulary both front ends produce (plain data); everything above this floor speaks it."""
 
 from irscan.ir.errors import IRSyntaxError
-from irscan.ir.isa import SREG_RANGES
+from irscan.ir.fields import ParamField
+from irscan.ir.isa import SREG_RANGES, sreg_name
 from irscan.ir.ops import (
     MEMORY_KINDS,
     Block,
@@ -15,8 +16,9 @@ from irscan.ir.ops import (
     Param,
     Successor,
 )
+from irscan.ir.spaces import AddressSpace
 
 __all__ = [
     "IRSyntaxError", "SREG_RANGES", "MEMORY_KINDS", "Block", "Function", "IRKind", "Kind", "Loc",
-    "Module", "Op", "Operand", "Param", "Successor",
+    "Module", "Op", "Operand", "Param", "Successor", "ParamField", "AddressSpace", "sreg_name",
 ]  # fmt: skip

@@ -1,9 +1,14 @@
-"""What the PTX ISA fixes about special registers, shared by both front ends and the ranges."""
+"""What the PTX ISA fixes about special registers, shared by both front ends and the ranges.
+
+Both front ends name a special register as PTX does (``tid.x``, ``cluster_ctarank``, ``lanemask_eq``):
+:func:`sreg_name` turns NVVM's spelling (``cluster.ctarank``) into it, and an SREG op carries the ISA's
+range (:data:`SREG_RANGES`) unless the IR states a tighter one.
+"""
 
 from __future__ import annotations
 
 #: PTX ISA limits of the special registers (inclusive), by their PTX names; both front ends and the
-#: range analysis read them (MLIR's ``nvvm.read.ptx.sreg.cluster.ctarank`` is ``cluster_ctarank``).
+#: range analysis read them.
 SREG_RANGES: dict[str, tuple[int, int]] = {
     "tid.x": (0, 1023), "tid.y": (0, 1023), "tid.z": (0, 63),
     "ntid.x": (1, 1024), "ntid.y": (1, 1024), "ntid.z": (1, 64),
@@ -16,3 +21,15 @@ SREG_RANGES: dict[str, tuple[int, int]] = {
     "cluster_nctaid.x": (1, 16), "cluster_nctaid.y": (1, 16), "cluster_nctaid.z": (1, 16),
     "cluster_ctarank": (0, 15), "cluster_nctarank": (1, 16),
 }  # fmt: skip
+
+
+_AXES = (".x", ".y", ".z")
+
+
+def sreg_name(name: str) -> str:
+    """A special register's PTX name from NVVM's (``cluster.ctaid.x`` -> ``cluster_ctaid.x``).
+
+    NVVM writes ``.`` where PTX writes ``_``, except before the axis; PTX names come back unchanged.
+    """
+    axis = name[-2:] if name.endswith(_AXES) else ""
+    return name[: len(name) - len(axis)].replace(".", "_") + axis

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal, Union
 
+from irscan.ir.spaces import AddressSpace
+
 IRKind = Literal["mlir", "ptx"]
 
 #: An operand is a value name (MLIR ``%5``, PTX ``%r3``) or an immediate integer (PTX only).
@@ -21,8 +23,8 @@ class Kind(str, Enum):
     """What an op does to integers and addresses; everything else is ``OPAQUE``."""
 
     CONST = "const"  # attrs["value"]: int (absent for non-integer constants)
-    ARG = "arg"  # a kernel/function parameter or a field of one (attrs["param"], ["path"] / ["offset"])
-    SREG = "sreg"  # special register read (attrs["sreg"] e.g. "tid.x", attrs["range"] = (lo, hi) if the IR says)
+    ARG = "arg"  # a kernel parameter (attrs["param"]: index); a field read also has attrs["field"]: ParamField
+    SREG = "sreg"  # special register read: attrs["sreg"] its PTX name ("tid.x"), attrs["range"] (lo, hi) if bounded
     PHI = "phi"  # MLIR block argument: joins the successor operands of its predecessors
     MOV = "mov"  # a copy of operand 0 (PTX mov, same-width bitcast)
     ADD = "add"
@@ -43,6 +45,7 @@ class Kind(str, Enum):
     MIN = "min"
     MAX = "max"
     NEG = "neg"
+    SHUFFLE = "shuffle"  # a warp shuffle: another lane's value of operand attrs["shuffled"] (an index)
     SELECT = "select"  # operands: cond, a, b (PTX selp: a, b, cond is normalised to cond, a, b)
     ICMP = "icmp"  # attrs["pred"]: "slt", "ult", "eq", ... (operands: a, b)
     SEXT = "sext"
@@ -84,7 +87,7 @@ class Op:
     ``src_width`` is the width of the inputs where it differs (ext, trunc, cvt, mul.wide).
     ``signed`` is set where signedness changes the meaning (div, rem, shifts, cmp, cvt, mul.wide).
     ``addr`` is the index in ``operands`` of the address for memory ops, ``space`` its address space
-    ("global", "shared", "local", "param", "const", "generic" or a number as text).
+    (also set on pointer-producing ops whose space the IR states: GEPs, casts, allocas).
     """
 
     id: int
@@ -98,7 +101,7 @@ class Op:
     flags: frozenset[str] = frozenset()
     attrs: dict[str, Any] = field(default_factory=dict)
     addr: int | None = None
-    space: str | None = None
+    space: AddressSpace | None = None
     loc: Loc | None = None
     line: int = 0  # 1-based line of the op in the IR file
     text: str = ""  # the op as written (one line, trimmed), for reports

@@ -35,7 +35,7 @@ from irscan.frontend.mlir.types import (
     vector_elem,
 )
 from irscan.frontend.text import balanced, unescape
-from irscan.ir import Kind
+from irscan.ir import SREG_RANGES, AddressSpace, Kind, sreg_name
 
 ARITH_KINDS = {
     "llvm.add": Kind.ADD,
@@ -224,10 +224,12 @@ def _build_spec(body: Body) -> Spec:
         ty = info["type"]
         sp.kind = Kind.SREG
         sp.width = int_width_of(ty)
-        sp.attrs["sreg"] = name[len(SREG_PREFIX) :]
+        sp.attrs["sreg"] = sreg = sreg_name(name[len(SREG_PREFIX) :])
         rng = info.get("range")
         if rng is not None:
             sp.attrs["range"] = (rng[0], rng[1] - 1)  # MLIR's upper bound is exclusive
+        elif sreg in SREG_RANGES:
+            sp.attrs["range"] = SREG_RANGES[sreg]
         return sp
     if tag in ("br", "cond_br", "switch"):
         sp.kind = Kind.BRANCH
@@ -356,6 +358,12 @@ def _generic_spec(sp: Spec, body: Body) -> Spec:
             sp.attrs["callee"] = info["callee"]
     elif name == "llvm.freeze":
         sp.kind = Kind.MOV
+    elif name == "nvvm.shfl.sync":
+        sp.kind = Kind.SHUFFLE
+        sp.attrs["shuffled"] = 1  # operands: mask, value, offset, clamp
+        sp.post = rtypes is None  # the result type then comes from the operands (finish_function)
+    elif name == "llvm.alloca":
+        sp.space = AddressSpace.LOCAL  # the thread's stack, whatever space its pointer type names
     elif name in ("llvm.mlir.zero", "llvm.mlir.undef", "llvm.mlir.poison"):
         sp.kind = Kind.CONST
         if name == "llvm.mlir.zero" and rtypes and rtype_width(rtypes[0]):

@@ -52,7 +52,8 @@ from irscan.frontend.ptx.opcodes import (
     norm_int,
     opcode_rule,
 )
-from irscan.ir import SREG_RANGES, Block, Function, Kind, Loc, Module, Op, Param, Successor
+from irscan.ir import SREG_RANGES, AddressSpace, Block, Function, Kind, Loc, Module, Op, Param, ParamField, Successor
+from irscan.ir.spaces import from_ptx
 
 
 class _FnCtx:
@@ -294,7 +295,7 @@ class _Lowerer:
         kind = r.kind
         width, src_width, signed = r.width, r.src_width, r.signed
         addr: int | None = None
-        space: str | None = None
+        space: AddressSpace | None = None
         count = r.count
         if addrs:
             if kind is Kind.OPAQUE:
@@ -327,12 +328,12 @@ class _Lowerer:
             elif ts is SymOff:
                 attrs["symbol"] = True
                 attrs["disp"] = s0.off
-        elif sp == "ld" and space == "param" and attrs.get("symbol") and operands[addr] in ctx.params:
+        elif sp == "ld" and space is AddressSpace.PARAM and attrs.get("symbol") and operands[addr] in ctx.params:
             p = ctx.params[operands[addr]]
             kind = Kind.ARG
             del attrs["symbol"]
             attrs["param"] = p.index
-            attrs["offset"] = attrs.pop("disp", 0)
+            attrs["field"] = ParamField(p.index, attrs.pop("disp", 0), width)
             attrs["param_size"] = p.size
             if r.vec > 1:
                 attrs["vec"] = r.vec
@@ -399,7 +400,9 @@ class _Lowerer:
             elif t is SymOff:
                 out.append(o.name)
 
-    def addresses(self, r: OpcodeRule, addrs: list[tuple[int, Addr]], attrs: dict[str, Any]) -> tuple[int, str]:
+    def addresses(
+        self, r: OpcodeRule, addrs: list[tuple[int, Addr]], attrs: dict[str, Any]
+    ) -> tuple[int, AddressSpace]:
         """Give each [address] its state space (in the order the opcode names them) and pick the one the
         analysis follows: the first global one, else the first."""
         infos = []
@@ -426,7 +429,7 @@ class _Lowerer:
             attrs["symbol"] = True
         if len(infos) > 1:
             attrs["addrs"] = tuple((i, f.split("::")[0], d, s) for i, f, d, s in infos)
-        return idx, base_space
+        return idx, from_ptx(full)
 
     def call(self, ops: tuple[Any, ...], attrs: dict[str, Any], renaming: bool) -> list[Any]:
         """``call (ret), f, (a, b), proto`` -> operands (f, a, b); the rest in attrs."""

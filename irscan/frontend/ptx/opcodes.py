@@ -152,6 +152,10 @@ def opcode_rule(opcode: str) -> OpcodeRule:
         r.kind, r.special = Kind.CAST, "cvta"
         r.attrs = {"cvta": True, "cvta_to": "to" in mods, "cvta_space": spaces[0] if spaces else "generic"}
         return r
+    if root == "shfl":
+        # shfl.sync.bfly.b32 d|p, a, b, c, mask: d is another lane's a
+        r.kind, r.attrs = Kind.SHUFFLE, {"shuffled": 0}
+        return r
     if root in _MEMOP_ROOTS:
         r.kind, r.special = Kind.MEMOP, "mem"  # demoted to OPAQUE below when it has no [address]
         r.count = not is_float and root not in _QUIET
