@@ -136,10 +136,8 @@ class _Assembler:
         aliases: dict[str, Any] = {}
         for it in items:
             if isinstance(it, AliasDef) and not it.is_type:
-                v = it.value
-                aliases[it.name] = (
-                    v if isinstance(v, tuple) else (parse_loc_text(v) if isinstance(v, AttrText) else ("o",))
-                )
+                # raw text, read by the location parser when an op first names the alias
+                aliases[it.name] = str(it.value) if isinstance(it.value, AttrText) else ("o",)
         self.resolver = LocResolver(aliases)
         for it in items:
             if isinstance(it, RawOp):
@@ -148,7 +146,7 @@ class _Assembler:
 
     def _loc(self, rop: RawOp) -> ir.Loc | None:
         try:
-            return self.resolver.resolve(rop.loc)
+            return self.resolver.resolve(parse_loc_text(rop.loc)) if rop.loc is not None else None
         except LocSyntaxError as exc:
             line = self.lines[rop.line - 1] if rop.line <= len(self.lines) else ""
             raise ir.IRSyntaxError(self.module.path, rop.line, line.rfind("loc(") + 1, f"bad location: {exc}") from None

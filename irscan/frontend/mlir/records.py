@@ -51,7 +51,7 @@ class RawRegion:
 class RawOp:
     __slots__ = ("results", "body", "loc", "line", "col")
 
-    def __init__(self, results: tuple[str, ...], body: Body, loc: tuple | None, line: int, col: int) -> None:
+    def __init__(self, results: tuple[str, ...], body: Body, loc: str | None, line: int, col: int) -> None:
         self.results, self.body, self.loc, self.line, self.col = results, body, loc, line, col
 
 

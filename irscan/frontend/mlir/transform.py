@@ -38,7 +38,7 @@ class _Results(tuple):
 class _TLoc:
     __slots__ = ("expr",)
 
-    def __init__(self, expr: tuple) -> None:
+    def __init__(self, expr: str) -> None:
         self.expr = expr
 
 

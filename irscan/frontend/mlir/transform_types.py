@@ -9,7 +9,6 @@ from lark import Token
 
 from irscan.frontend.mlir.records import UNIT, AttrText, Unit
 from irscan.frontend.mlir.types import FLOAT_BITS, Ty, canonical_type_text
-from irscan.frontend.text import unescape
 
 
 def _start(x: Any) -> int:
@@ -223,24 +222,6 @@ class TypeAttrRules:
 
     # ------------------------------------------------------------------------ locations
 
-    def loc_attr(self, c: list[Any]) -> tuple:
-        return c[1]
-
-    def loc_unknown(self, c: list[Any]) -> tuple:
-        return ("u",)
-
-    def loc_file(self, c: list[Any]) -> tuple:
-        ints = [int(t.value) for t in c[1:]]
-        return ("f", unescape(c[0].value[1:-1]), ints[0], ints[1] if len(ints) > 1 else 0)
-
-    def loc_name(self, c: list[Any]) -> tuple:
-        return ("n", unescape(c[0].value[1:-1]), c[1] if len(c) > 1 else None)
-
-    def loc_callsite(self, c: list[Any]) -> tuple:
-        return ("c", c[0], c[1])
-
-    def loc_fused(self, c: list[Any]) -> tuple:
-        return ("fu", tuple(x for x in c if isinstance(x, tuple)))
-
-    def loc_ref(self, c: list[Any]) -> tuple:
-        return ("r", c[0].value)
+    def loc_attr(self, c: list[Any]) -> AttrText:
+        """The location's text: :mod:`irscan.frontend.mlir.locations` reads it, on both paths."""
+        return AttrText(self._text(c)[0])
