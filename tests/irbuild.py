@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from irscan.frontend.mlir.grammar import parse_type
+from irscan.frontend.mlir.types import shape_of
 from irscan.ir import Block, Function, Kind, Module, Op, Param, Successor
 
 
@@ -23,7 +25,9 @@ class FnBuilder:
         return b
 
     def param(self, name: str, type_text: str) -> str:
-        self.fn.params.append(Param(name=name, type=type_text, index=len(self.fn.params)))
+        """An MLIR parameter of this type (its shape read by the MLIR front end's type parser)."""
+        shape = shape_of(parse_type(type_text))
+        self.fn.params.append(Param(name=name, type=type_text, index=len(self.fn.params), shape=shape))
         return name
 
     def op(self, kind: Kind, *operands: Any, width: int = 32, result: bool | str = True, **kw: Any) -> str:

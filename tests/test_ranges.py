@@ -10,7 +10,7 @@ from irscan.analysis import dataflow
 from irscan.analysis.intervals import Interval
 from irscan.analysis.ranges import Facts, Ranges
 from irscan.analysis.reaching import reaching_definitions
-from irscan.ir import Kind
+from irscan.ir import Kind, Param, ParamField
 
 TENSOR = "!llvm.struct<(ptr<1>, struct<(struct<()>, struct<()>)>)>"
 
@@ -189,3 +189,29 @@ def test_a_5000_op_loop_body_is_cut_at_its_block_argument() -> None:
     phi = next(n for n in gr.nodes() if gr.op(n).kind is Kind.PHI)
     assert rg.interval(rg.value(phi)) == Interval(0, 2**31 - 1)  # loop-carried, unbounded: free
     assert not rg.atoms[phi].fixed
+
+
+def test_mlir_extract_and_ptx_ld_param_name_the_same_field() -> None:
+    # one tensor, arg0: ptr at byte 0, shape (i32) at 8, stride (i64) at 16
+    modes = [{"shape": {"kind": "dynamic", "width": 32}, "stride": {"kind": "dynamic", "width": 64}}]
+    m = FnBuilder()
+    a = m.param("%arg0", "!llvm.struct<(ptr<1>, struct<(i32, i64)>)>")
+    x = m.op(Kind.EXTRACT, a, width=64, attrs={"path": (1, 1)})
+    p = FnBuilder(ir="ptx")
+    p.fn.params.append(Param("k_param_0", ".param .align 8 .b8 k_param_0[24]", 0, 24))
+    y = p.op(Kind.ARG, width=64, attrs={"param": 0, "field": ParamField(0, 16, 64)})
+    names = []
+    for b, v in ((m, x), (p, y)):
+        gr = dataflow.build(b.module, b.fn, reaching_definitions)
+        rg = Ranges(gr, Facts.of(b.fn.attrs), [{"modes": modes}])
+        names.append(rg.name(rg.value(int(v[1:]))))
+    assert names == ["arg0.stride[0]", "arg0.stride[0]"]
+
+
+def test_a_warp_shuffle_keeps_the_range_of_the_value_it_hands_over() -> None:
+    b = FnBuilder(exact_block_dim=(128, 1, 1))
+    tid = b.op(Kind.SREG, attrs={"sreg": "tid.x"})
+    s = b.op(Kind.SHUFFLE, b.const(-1), tid, b.const(16), b.const(31), attrs={"shuffled": 1})
+    gr, rg = _ranges(b)
+    v = rg.value(int(s[1:]))
+    assert rg.interval(v) == Interval(0, 127) and rg.name(v) == "shfl(tid.x)"

@@ -81,7 +81,7 @@ class Inputs:
         if index not in self._fields:
             p = next((p for p in self.gr.fn.params if p.index == index), None)
             meta = self.meta_args[index] if index < len(self.meta_args) else None
-            fields = tensor_fields(index, p.type, meta) if p else []
+            fields = tensor_fields(index, p.shape, meta) if p else []
             if not fields and isinstance(meta, dict) and "modes" in meta:
                 fields = meta_fields(index, meta)  # PTX: types are byte arrays; the capture knows the struct
             self._fields[index] = fields

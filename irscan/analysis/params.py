@@ -13,8 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from irscan.frontend.text import split_top
-from irscan.ir import ParamField
+from irscan.ir import PTR, ParamField, Shape
 
 
 @dataclass(frozen=True)
@@ -25,28 +24,17 @@ class Field:
     name: str
 
 
-def _struct_items(t: str) -> list[str] | None:
-    t = t.strip()
-    for prefix in ("!llvm.struct<(", "struct<("):
-        if t.startswith(prefix) and t.endswith(")>"):
-            return split_top(t[len(prefix) : -2])
-    return None
-
-
-def _scalars(t: str) -> list[tuple[tuple[int, ...], int]]:
-    """(relative path, width) of every integer leaf of a shape/stride part, in order (no recursion:
+def _scalars(shape: Shape) -> list[tuple[tuple[int, ...], int]]:
+    """(relative path, width) of every i32/i64 leaf of a shape/stride part, in order (no recursion:
     the nesting is the input's)."""
     out: list[tuple[tuple[int, ...], int]] = []
-    stack: list[tuple[tuple[int, ...], str]] = [((), t)]
+    stack: list[tuple[tuple[int, ...], Shape]] = [((), shape)]
     while stack:
-        path, text = stack.pop()
-        text = text.strip()
-        if text in ("i32", "i64"):
-            out.append((path, int(text[1:])))
-            continue
-        items = _struct_items(text)
-        if items is not None:
-            stack.extend(((*path, k), it) for k, it in reversed(list(enumerate(items))))
+        path, s = stack.pop()
+        if s in (32, 64) and isinstance(s, int):
+            out.append((path, s))
+        elif isinstance(s, tuple):
+            stack.extend(((*path, k), it) for k, it in reversed(list(enumerate(s))))
     return out
 
 
@@ -61,14 +49,13 @@ def _mode_part(mode: Any, part: str) -> dict[str, Any]:
     return p if isinstance(p, dict) else {}
 
 
-def tensor_fields(index: int, type_text: str, meta_arg: dict[str, Any] | None = None) -> list[Field]:
-    """The fields of tensor parameter ``index`` from its declared struct type; empty if not a CuTe tensor."""
-    items = _struct_items(type_text)
-    if not items or len(items) != 2 or not (items[0].startswith("ptr") or items[0] == "struct<()>"):
+def tensor_fields(index: int, shape: Shape, meta_arg: dict[str, Any] | None = None) -> list[Field]:
+    """The fields of tensor parameter ``index`` from its declared struct; empty if not a CuTe tensor."""
+    if not isinstance(shape, tuple) or len(shape) != 2 or not (shape[0] == PTR or shape[0] == ()):
         return []
-    layout = _struct_items(items[1])
-    parts = [_scalars(p) for p in layout] if layout and len(layout) == 2 else None
-    return _fields(index, items[0].startswith("ptr"), parts, meta_arg)
+    layout = shape[1]
+    parts = [_scalars(p) for p in layout] if isinstance(layout, tuple) and len(layout) == 2 else None
+    return _fields(index, shape[0] == PTR, parts, meta_arg)
 
 
 def meta_fields(index: int, meta_arg: dict[str, Any]) -> list[Field]:

@@ -9,6 +9,15 @@ field is a :class:`ParamField`, and the field names (``arg1.stride[0]``) are loo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Union
+
+#: A pointer member of a :data:`Shape`
+PTR = "ptr"
+
+#: A by-value parameter's type as the analysis reads it: an integer's width in bits, :data:`PTR`, a
+#: tuple of members (a struct, in order), or None for anything else (floats, arrays, vectors, packed
+#: structs).  MLIR's front end derives it from the declared type; PTX declares byte arrays (None).
+Shape = Union[int, str, tuple["Shape", ...], None]  # noqa: UP007 (a runtime alias on Python 3.10)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal, Union
 
+from irscan.ir.fields import Shape
 from irscan.ir.spaces import AddressSpace
 
 IRKind = Literal["mlir", "ptx"]
@@ -51,7 +52,7 @@ class Kind(str, Enum):
     SEXT = "sext"
     ZEXT = "zext"
     TRUNC = "trunc"
-    CAST = "cast"  # ptrtoint / inttoptr / addrspacecast / cvta: same value, other type
+    CAST = "cast"  # ptrtoint / inttoptr / addrspacecast / cvta: same value, other type (attrs["src_space"])
     EXTRACT = "extract"  # llvm.extractvalue (attrs["path"]: tuple[int, ...])
     INSERT = "insert"  # llvm.insertvalue
     GEP = "gep"  # operands: base, dynamic indices...; attrs["indices"], ["elem_type"], ["elem_size"]
@@ -129,12 +130,14 @@ class Block:
 
 @dataclass(slots=True)
 class Param:
-    """A function parameter.  ``type`` is the IR's text for it (an MLIR type, or a PTX .param decl)."""
+    """A function parameter.  ``type`` is the IR's text for it (an MLIR type, or a PTX .param decl),
+    for reports; ``shape`` is its structure, for the analysis (see :data:`irscan.ir.fields.Shape`)."""
 
     name: str
     type: str
     index: int
     size: int | None = None  # bytes (PTX)
+    shape: Shape = None
 
 
 @dataclass(slots=True)

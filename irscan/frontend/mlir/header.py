@@ -7,7 +7,7 @@ from typing import Any
 
 from irscan import ir
 from irscan.frontend.mlir.records import AttrText, Body, Unit
-from irscan.frontend.mlir.types import Ty
+from irscan.frontend.mlir.types import Ty, shape_of
 
 
 def _plain(v: Any) -> Any:
@@ -50,7 +50,7 @@ def function_from_header(body: Body, line: int, gpu_module: bool, has_body: bool
     if info.get("result") is not None:
         fattrs["result_type"] = info["result"].text
     fattrs["attributes"] = attrs
-    params = [ir.Param(name=n, type=t.text, index=i) for i, (n, t) in enumerate(info["params"])]
+    params = [ir.Param(name=n, type=t.text, index=i, shape=shape_of(t)) for i, (n, t) in enumerate(info["params"])]
     return ir.Function(name=info["name"], kernel=kernel, params=params, attrs=fattrs, line=line)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from irscan.frontend.text import balanced, split_top
+from irscan.ir.fields import PTR, Shape
 from irscan.ir.spaces import AddressSpace, from_nvvm
 
 FLOAT_BITS = {"bf16": 16, "f16": 16, "tf32": 32, "f32": 32, "f64": 64, "f80": 80, "f128": 128}
@@ -15,13 +16,18 @@ _LLVM_SHORT = ("ptr", "struct<", "array<", "func<", "void")
 
 
 class Ty:
-    """A parsed type.  ``text`` is how MLIR prints it at top level (``!llvm.ptr<1>``, ``i32``)."""
+    """A parsed type.  ``text`` is how MLIR prints it at top level (``!llvm.ptr<1>``, ``i32``).
 
-    __slots__ = ("text", "kind", "width", "space", "fields", "elem", "count", "packed", "start", "end")
+    The grammar builds a Ty for every nested type too; their texts are slices of the parsed source,
+    made only when asked for.  Slicing every level eagerly made time and memory quadratic in the
+    nesting depth of aggregate types (each level copies all the levels inside it).
+    """
+
+    __slots__ = ("_text", "src", "kind", "width", "space", "fields", "elem", "count", "packed", "start", "end")
 
     def __init__(
         self,
-        text: str,
+        text: str | None,
         kind: str,
         width: int = 0,
         space: str | None = None,
@@ -31,10 +37,19 @@ class Ty:
         packed: bool = False,
         start: int = 0,
         end: int = 0,
+        src: str = "",
     ) -> None:
-        self.text, self.kind, self.width, self.space = text, kind, width, space
+        self._text, self.kind, self.width, self.space = text, kind, width, space
         self.fields, self.elem, self.count, self.packed = fields, elem, count, packed
-        self.start, self.end = start, end
+        self.start, self.end, self.src = start, end, src
+
+    @property
+    def text(self) -> str:
+        """The printed text; a nested LLVM type's short form (``ptr<1>``) gets its ``!llvm.``."""
+        if self._text is None:
+            self._text = canonical_type_text(self.src[self.start : self.end])
+            self.src = ""  # the source is no longer needed once the text is cut
+        return self._text
 
     def __repr__(self) -> str:
         return f"Ty({self.text!r})"
@@ -56,8 +71,11 @@ def canonical_type_text(text: str) -> str:
     return text
 
 
-def _layout(t: Ty) -> tuple[int, int] | None:
-    """(alloc size, ABI alignment) in bytes under the NVPTX data layout, or None if unknown."""
+#: sizes past this are no real type's (and would make the layout arithmetic grow with the input)
+_MAX_SIZE = 1 << 64
+
+
+def _scalar_layout(t: Ty) -> tuple[int, int] | None:
     k = t.kind
     if k == "int":
         size = max(1, (t.width + 7) // 8)
@@ -74,36 +92,67 @@ def _layout(t: Ty) -> tuple[int, int] | None:
             return None
         size = max(1, bits // 8)
         return (16, 16) if bits == 80 else (size, size)
-    if k == "index":
+    if k in ("index", "ptr"):
         return 8, 8
-    if k == "ptr":
-        return 8, 8
-    if k == "vector" and t.elem is not None:
-        e = _layout(t.elem)
-        if e is None:
-            return None
+    return None
+
+
+def _aggregate_layout(t: Ty, parts: list[tuple[int, int] | None]) -> tuple[int, int] | None:
+    """The layout of a vector, array or struct from its parts' layouts."""
+    if any(p is None for p in parts):
+        return None
+    if t.kind == "vector":
+        e = parts[0]
+        assert e is not None and t.elem is not None
         if t.elem.kind == "int" and t.elem.width < 8:
             size = max(1, (t.elem.width * t.count + 7) // 8)
         else:
             size = e[0] * t.count
         p = 1
-        while p < size:
+        while p < size and p < _MAX_SIZE:
             p *= 2
-        return p, p
-    if k == "array" and t.elem is not None:
-        e = _layout(t.elem)
-        return None if e is None else (e[0] * t.count, e[1])
-    if k == "struct" and t.fields is not None:
+        out = (p, p)
+    elif t.kind == "array":
+        e = parts[0]
+        assert e is not None
+        out = (e[0] * t.count, e[1])
+    else:
         off, align = 0, 1
-        for f in t.fields:
-            fl = _layout(f)
-            if fl is None:
-                return None
+        for fl in parts:
+            assert fl is not None
             fa = 1 if t.packed else fl[1]
             off = (off + fa - 1) // fa * fa + fl[0]
             align = max(align, fa)
-        return (off + align - 1) // align * align, align
+        out = ((off + align - 1) // align * align, align)
+    return out if out[0] <= _MAX_SIZE else None
+
+
+def _parts(t: Ty) -> tuple[Ty, ...] | None:
+    """The types an aggregate's layout depends on (None: not an aggregate with a known layout)."""
+    if t.kind in ("vector", "array") and t.elem is not None:
+        return (t.elem,)
+    if t.kind == "struct" and t.fields is not None:
+        return t.fields
     return None
+
+
+def _layout(t: Ty) -> tuple[int, int] | None:
+    """(alloc size, ABI alignment) in bytes under the NVPTX data layout, or None if unknown.
+
+    Post-order over the type on an explicit stack: aggregate nesting is the input's to choose."""
+    done: dict[int, tuple[int, int] | None] = {}
+    stack: list[tuple[Ty, bool]] = [(t, False)]
+    while stack:
+        cur, expanded = stack.pop()
+        parts = _parts(cur)
+        if parts is None:
+            done[id(cur)] = _scalar_layout(cur)
+        elif expanded:
+            done[id(cur)] = _aggregate_layout(cur, [done[id(p)] for p in parts])
+        else:
+            stack.append((cur, True))
+            stack.extend((p, False) for p in parts)
+    return done[id(t)]
 
 
 def type_size(t: Ty | None) -> int | None:
@@ -127,6 +176,27 @@ def field_type(t: Ty, path: tuple[int, ...]) -> Ty | None:
         else:
             return None
     return cur
+
+
+def shape_of(t: Ty) -> Shape:
+    """What the analysis reads of a parameter's type (:data:`irscan.ir.Shape`), built without
+    recursion: the nesting is the input's."""
+    done: dict[int, Shape] = {}
+    stack = [(t, False)]
+    while stack:
+        cur, expanded = stack.pop()
+        if cur.kind == "int":
+            done[id(cur)] = cur.width
+        elif cur.kind == "ptr":
+            done[id(cur)] = PTR
+        elif cur.kind != "struct" or cur.fields is None or cur.packed:
+            done[id(cur)] = None
+        elif expanded:
+            done[id(cur)] = tuple(done[id(f)] for f in cur.fields)
+        else:
+            stack.append((cur, True))
+            stack.extend((f, False) for f in cur.fields)
+    return done[id(t)]
 
 
 def space_name(num: str | None) -> AddressSpace | None:
