@@ -1,8 +1,17 @@
-"""The ``irscan`` command: argument parsing and wiring only; the work happens in the modules it calls."""
+"""The ``irscan`` command: argument parsing and wiring only; the work happens in the modules it calls.
+
+Exit codes (README, "Exit codes"): 0 nothing at the ``--fail-on`` level; 1 findings at that level;
+2 bad input (a located ``file:line:col: error:``) or bad usage; 3 an internal error of irscan;
+4 ``audit``: the audited program failed; 5 ``audit``: the audit is incomplete (nothing was compiled,
+or a captured module could not be scanned); 130 interrupted (141: stdout closed early).
+``capture`` passes the program's own status through.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -11,7 +20,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from irscan.pipeline import ScanResult
 
-EXIT_FINDINGS, EXIT_USAGE = 1, 2
+EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL, EXIT_PROGRAM_FAILED, EXIT_INCOMPLETE = 1, 2, 3, 4, 5
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+REPORT_AT = "README.md, 'Reporting a bug'"
 
 
 def _program(args: argparse.Namespace) -> list[str]:
@@ -40,17 +51,47 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("program", nargs=argparse.REMAINDER, help="-- python script.py [args]")
 
 
-def cmd_capture(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, out: Path, stdout_to_stderr: bool = False) -> int:
+    """Run the user's program with capture armed; after Ctrl-C, say what became of the captures."""
     from irscan.capturing.runner import run_program
+
+    created = not out.exists()
+    try:
+        return run_program(_program(args), str(out), args.arch, args.lineinfo, args.strict, stdout_to_stderr)
+    except KeyboardInterrupt:
+        _after_interrupt(out, created)
+        raise
+
+
+def _after_interrupt(out: Path, created: bool) -> None:
+    from irscan.capturing.store import find_captures, unfinished
+
+    for d in unfinished(out) if out.is_dir() else []:
+        print(f"irscan: {d} is unfinished (the compile was interrupted): no meta.json, not scanned", file=sys.stderr)
+    if created and out.is_dir() and not any(out.iterdir()):
+        out.rmdir()  # nothing was compiled: the folder this run made goes too
+    elif out.is_dir() and find_captures(out):
+        print(f"irscan: the finished captures are in {out}", file=sys.stderr)
+
+
+def _unfinished_notes(out: Path) -> list[str]:
+    from irscan.capturing.store import unfinished
+
+    return [f"irscan: {d} is unfinished (its compile failed): no meta.json, not scanned" for d in unfinished(out)]
+
+
+def cmd_capture(args: argparse.Namespace) -> int:
     from irscan.capturing.store import find_captures
 
     out = Path(args.out)
     before = set(find_captures(out)) if out.exists() else set()
-    rc = run_program(_program(args), str(out), args.arch, args.lineinfo, args.strict)
+    rc = _run(args, out)
     new = [d for d in find_captures(out) if d not in before] if out.exists() else []
     for d in new:
         files = ", ".join(f.name for f in sorted(d.iterdir()))
         print(f"irscan: captured {d} ({files})", file=sys.stderr)
+    for note in _unfinished_notes(out) if out.is_dir() else []:
+        print(note, file=sys.stderr)
     if not new:
         print("irscan: no kernel was compiled through cute.compile / @cute.jit", file=sys.stderr)
     if rc != 0:
@@ -58,12 +99,17 @@ def cmd_capture(args: argparse.Namespace) -> int:
     return rc
 
 
-def _emit(res: ScanResult, fmt: str, environment: dict[str, Any] | None = None) -> None:
+def _emit(res: ScanResult, fmt: str, environment: dict[str, Any] | None = None, **extra: Any) -> None:
+    """The report on stdout; in text form irscan's notes and errors go to stderr.  ``extra``: top-level
+    fields of the JSON document beyond report.json's (the audited program's status)."""
+    import json
+
     from irscan.report import json as json_report
     from irscan.report import text
 
     if fmt == "json":
-        print(json_report.render(res.findings, res.kernels, res.unseen, environment=environment, errors=res.errors))
+        doc = json_report.document(res.findings, res.kernels, res.unseen, environment=environment, errors=res.errors)
+        print(json.dumps({**doc, **extra}, indent=2, default=str))
     else:
         print(text.render(res.findings, res.kernels, res.unseen))
         for e in res.errors:
@@ -71,57 +117,56 @@ def _emit(res: ScanResult, fmt: str, environment: dict[str, Any] | None = None) 
 
 
 def _irs(value: str) -> tuple[str, ...]:
+    from irscan.resources import UsageError
+
     irs = tuple(x.strip() for x in value.split(",") if x.strip())
     bad = [x for x in irs if x not in ("mlir", "ptx")]
     if bad or not irs:
-        raise ValueError(f"--ir takes mlir, ptx or mlir,ptx (got {value!r})")
+        raise UsageError(f"--ir takes mlir, ptx or mlir,ptx (got {value!r})")
     return irs
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from irscan.ir import IRSyntaxError
     from irscan.pipeline import reaches, scan_paths
 
-    try:
-        res = scan_paths([Path(p) for p in args.paths], _irs(args.ir))
-    except IRSyntaxError as exc:
-        print(f"{exc.path}:{exc.line}:{exc.col}: error: {exc.message}", file=sys.stderr)
-        if exc.expected:
-            print(f"  expected one of: {', '.join(exc.expected[:15])}", file=sys.stderr)
-        return EXIT_USAGE
-    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError) as exc:
-        return _usage_error(str(exc))
+    res = scan_paths([Path(p) for p in args.paths], _irs(args.ir))
     _emit(res, args.format)
     return EXIT_FINDINGS if reaches(res.findings, args.fail_on) else 0
 
 
+def _program_status(rc: int) -> dict[str, Any]:
+    status: dict[str, Any] = {"exit_status": rc}
+    if rc < 0:
+        status["signal"] = signal.Signals(-rc).name if -rc in signal.valid_signals() else str(-rc)
+    return status
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
     from irscan.capturing.meta import dsl_environment
-    from irscan.capturing.runner import run_program
-    from irscan.ir import IRSyntaxError
     from irscan.pipeline import reaches, scan_safely
 
+    irs = _irs(args.ir)
     tmp = None if args.out else tempfile.TemporaryDirectory(prefix="irscan-audit-")
     out = Path(args.out or tmp.name)  # type: ignore[union-attr]
     try:
-        rc = run_program(_program(args), str(out), args.arch, args.lineinfo, args.strict,
-                         stdout_to_stderr=args.format == "json")  # fmt: skip
+        program = _program(args)
+        rc = _run(args, out, stdout_to_stderr=args.format == "json")
+        res = scan_safely(out, args.strict, irs)
+        scan_errors = len(res.errors)
+        res.errors += _unfinished_notes(out) if out.is_dir() else []
         if rc != 0:
-            print(f"irscan: the audited program exited with status {rc}; scanning what it compiled", file=sys.stderr)
-        try:
-            res = scan_safely(out, args.strict, _irs(args.ir))
-        except IRSyntaxError as exc:
-            print(f"irscan: error: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-        if not res.kernels and not res.errors:
-            print("irscan: no kernel was captured (nothing compiled through cute.compile / @cute.jit)", file=sys.stderr)
-            if args.strict:
-                return EXIT_USAGE
-        _emit(res, args.format, dsl_environment())
+            how = f"was killed by {_program_status(rc)['signal']}" if rc < 0 else f"exited with status {rc}"
+            after = "; what it compiled before that was scanned" if res.kernels or scan_errors else ""
+            res.errors.append(f"irscan: the audited program {how}{after}")
+        if not res.kernels and not scan_errors:
+            res.errors.append("irscan: no kernel was captured (nothing compiled through cute.compile / @cute.jit)")
+        _emit(res, args.format, dsl_environment(), program={"argv": program, **_program_status(rc)})
         if tmp is not None and res.findings:
             print("irscan: the captures were temporary; `irscan audit --out DIR` keeps them", file=sys.stderr)
-        if args.strict and (res.errors or rc != 0):
-            return EXIT_USAGE
+        if rc != 0:
+            return EXIT_PROGRAM_FAILED
+        if (not res.kernels and not scan_errors) or (scan_errors and not args.keep_going):
+            return EXIT_INCOMPLETE
         return EXIT_FINDINGS if reaches(res.findings, args.fail_on) else 0
     finally:
         if tmp is not None:
@@ -142,7 +187,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="irscan", description=__doc__)
+    ap = argparse.ArgumentParser(prog="irscan", description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("capture", help="run a program and capture every CuTe DSL kernel it compiles")
     p.add_argument("--out", default="irscan-capture", help="folder for the captures (default ./irscan-capture)")
@@ -162,6 +207,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fail-on", default="must", **fail)  # type: ignore[arg-type]
     p.add_argument("--ir", default="mlir,ptx", help="which IRs to scan (default both)")
     p.add_argument("--out", help="keep the captures in this folder (default: a temporary one)")
+    p.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="a captured module irscan cannot scan is listed in the errors but does not fail the audit (exit 5)",
+    )
     _add_run_options(p)
     p.set_defaults(func=cmd_audit)
 
@@ -173,12 +223,37 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = build_parser()
-    args = ap.parse_args(argv)
+    """Run one command under the error contract: bad input is exit 2 with its location, a bug of
+    irscan's is exit 3 with one line (IRSCAN_DEBUG=1 shows its traceback), Ctrl-C is exit 130."""
+    from irscan.ir import IRSyntaxError
+    from irscan.resources import UsageError
+
+    args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except ValueError as exc:
+    except IRSyntaxError as exc:
+        print(f"{exc.path}:{exc.line}:{exc.col}: error: {exc.message}", file=sys.stderr)
+        if exc.expected:
+            print(f"  expected one of: {', '.join(exc.expected[:15])}", file=sys.stderr)
+        return EXIT_USAGE
+    except UsageError as exc:
         return _usage_error(str(exc))
+    except KeyboardInterrupt:
+        print("irscan: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `irscan scan ... | head`: the reader left; nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+    except Exception as exc:
+        if os.environ.get("IRSCAN_DEBUG") == "1":
+            raise
+        what = (str(exc).strip().splitlines() or [""])[0][:300]
+        print(
+            f"irscan: internal error: {type(exc).__name__}: {what} (please report it: {REPORT_AT}; "
+            "rerun with IRSCAN_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

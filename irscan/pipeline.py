@@ -63,8 +63,8 @@ def require_ir(text: str, path: str, ir: IRKind, named: bool) -> None:
     expected = _MLIR_EXPECTED if ir == "mlir" else [".version", ".target"]
     if not named:
         expected = [*_MLIR_EXPECTED, ".version (PTX)"]
-    if at >= len(text):
-        raise IRSyntaxError(path, line, col, "empty file: no IR in it", expected)
+    if at >= len(text):  # nothing but blanks and comments: the file as a whole is at fault
+        raise IRSyntaxError(path, 1, 1, "empty file: no IR in it", expected)
     if ir == "mlir" and not _MLIR_START.match(text, at):
         what = "MLIR" if named else "MLIR or PTX"
         raise IRSyntaxError(path, line, col, f"not {what} text: unexpected {text[at : at + 20].split()[0]!r}", expected)

@@ -34,12 +34,13 @@ _SPECIAL = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_I
 
 def read_bytes(path: str | Path) -> bytes:
     """The bytes of a regular file.  ``stat`` comes first: opening a FIFO or a terminal named
-    ``x.mlir`` would block forever, and a device could stream without end."""
+    ``x.mlir`` would block forever, and a device could stream without end; such a file is refused
+    at 1:1, as any other input that is not IR."""
     try:
         mode = os.stat(path).st_mode
         if not stat.S_ISREG(mode):
-            what = _SPECIAL.get(stat.S_IFMT(mode), "not a regular file")
-            raise UsageError(f"{path}: {what}, not a regular file; irscan reads IR from regular files")
+            what = _SPECIAL.get(stat.S_IFMT(mode), "a special file")
+            raise IRSyntaxError(str(path), 1, 1, f"{what}, not a regular file", ["a regular file"])
         with open(path, "rb") as fh:
             return fh.read()
     except OSError as exc:

@@ -140,6 +140,9 @@ def _hooked_compile(self: Any, module: Any, pipeline: str, *args: Any, **kwargs:
     self._post_compile_hook = None
     try:
         _original(self, module, first, *args, **kwargs)  # user errors surface here unchanged
+    except BaseException:  # the user's error or Ctrl-C: no empty capture folder stays behind
+        _discard(folder)
+        raise
     finally:
         self._post_compile_hook = post_hook
 
@@ -154,7 +157,11 @@ def _hooked_compile(self: Any, module: Any, pipeline: str, *args: Any, **kwargs:
         session.warn("of the LLVM-dialect module", exc)
     overhead += time.perf_counter() - t1
 
-    result = _original(self, module, tail, *args, **kwargs)
+    try:
+        result = _original(self, module, tail, *args, **kwargs)
+    except BaseException:
+        _discard(folder)
+        raise
 
     t2 = time.perf_counter()
     try:
@@ -166,6 +173,15 @@ def _hooked_compile(self: Any, module: Any, pipeline: str, *args: Any, **kwargs:
         session.warn("write-out", exc)
     session.seconds += overhead + time.perf_counter() - t2
     return result
+
+
+def _discard(folder: Path) -> None:
+    """Remove the folder of a compile that did not finish, if nothing was written into it yet (a
+    folder with partial dumps stays; ``irscan audit`` names it as unfinished)."""
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
 
 
 def _finish(

@@ -132,8 +132,10 @@ def _show(v: Any) -> str:
         return "true" if v else "false"
     if isinstance(v, float) and not math.isfinite(v):
         return "a number too large or not finite" if v == v else "NaN"
-    if isinstance(v, (int, float)):
-        return f"{v:g}" if isinstance(v, float) or abs(v) < 10**12 else f"{float(v):g}"
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, int):
+        return str(v) if abs(v) < 10**15 else f"{float(v):g}"
     kinds: dict[type, str] = {str: "a string", list: "a list", dict: "an object"}
     return f"{kinds.get(type(v), type(v).__name__)} {json.dumps(v)[:40]}"
 
@@ -256,6 +258,12 @@ def parse_meta(text: str, path: str) -> dict[str, Any]:
     except _Bad as exc:
         raise IRSyntaxError(path, 1, 1, str(exc)) from None
     return doc  # type: ignore[no-any-return]
+
+
+def unfinished(root: str | os.PathLike[str]) -> list[Path]:
+    """Capture folders a compile began but did not finish (no meta.json): it failed or was interrupted."""
+    r = Path(root)
+    return sorted(d for d in r.glob("[0-9][0-9][0-9]_*") if d.is_dir() and not (d / META_FILE).exists())
 
 
 def find_captures(root: str | os.PathLike[str]) -> list[Path]:
