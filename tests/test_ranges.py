@@ -10,7 +10,7 @@ from irscan.analysis import dataflow
 from irscan.analysis.intervals import Interval
 from irscan.analysis.ranges import Facts, Ranges
 from irscan.analysis.reaching import reaching_definitions
-from irscan.ir import Kind, Param, ParamField
+from irscan.ir import Kind, Loc, Param, ParamField
 
 TENSOR = "!llvm.struct<(ptr<1>, struct<(struct<()>, struct<()>)>)>"
 
@@ -215,3 +215,13 @@ def test_a_warp_shuffle_keeps_the_range_of_the_value_it_hands_over() -> None:
     gr, rg = _ranges(b)
     v = rg.value(int(s[1:]))
     assert rg.interval(v) == Interval(0, 127) and rg.name(v) == "shfl(tid.x)"
+
+
+def test_a_location_whose_file_name_holds_a_nul_is_reported_without_its_source_line() -> None:
+    # the IR's location strings may hold any escape (loc("a\00b":3:1)); no file has such a name
+    b = _static_rowmajor(grid=100000)
+    for op in b.fn.ops():
+        op.loc = Loc("k\0.py", 3, 1)
+    gr, rg = _ranges(b)
+    (f,) = checks.run(gr, rg, checks.Context("k", "test.mlir"))
+    assert (f.file, f.line, f.source) == ("k\0.py", 3, None)

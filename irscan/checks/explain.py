@@ -102,12 +102,20 @@ def _role(op: Op) -> str:
     return "arithmetic"
 
 
+def _line_text(file: str, line: int) -> str:
+    """The source line, or "" where there is none: a location's file name is any string the IR holds."""
+    try:
+        return linecache.getline(file, line).strip()
+    except ValueError:  # a NUL in the name names no file
+        return ""
+
+
 def _source(op: Op | None, ctx: Context) -> tuple[str | None, int | None, int | None, str | None, str]:
     if op is not None and op.loc is not None:
-        text = linecache.getline(op.loc.file, op.loc.line).strip() or op.loc.name
+        text = _line_text(op.loc.file, op.loc.line) or op.loc.name
         return op.loc.file, op.loc.line, op.loc.col, text, "statement"
     if ctx.kernel_file:
-        text = linecache.getline(ctx.kernel_file, ctx.kernel_line or 0).strip() or None
+        text = _line_text(ctx.kernel_file, ctx.kernel_line or 0) or None
         return ctx.kernel_file, ctx.kernel_line, None, text, "kernel"
     return None, None, None, None, "none"
 
