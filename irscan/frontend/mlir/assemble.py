@@ -139,9 +139,7 @@ class _Assembler:
                 # raw text, read by the location parser when an op first names the alias
                 aliases[it.name] = str(it.value) if isinstance(it.value, AttrText) else ("o",)
         self.resolver = LocResolver(aliases)
-        for it in items:
-            if isinstance(it, RawOp):
-                self._top(it, gpu=False)
+        self._outline([(it, False) for it in items if isinstance(it, RawOp)])
         return finish_module(self.module, self.opaque, self.structure, "full")
 
     def _loc(self, rop: RawOp) -> ir.Loc | None:
@@ -157,19 +155,20 @@ class _Assembler:
             return soup_rtypes(b.name, strip_strings(self._body_text(rop)), len(rop.results)) or ()
         return b.rtypes or ()
 
-    def _top(self, rop: RawOp, gpu: bool) -> None:
-        b = rop.body
-        if b.tag == "func":
-            self._function(rop, gpu)
-            return
-        self.structure.append((rop.line, b.name, self._rtypes_of(rop)))
-        for region in b.regions:
-            self._region_outline(region, gpu or b.name == "gpu.module")
-
-    def _region_outline(self, region: RawRegion, gpu: bool) -> None:
-        for blk in region.blocks:
-            for rop in blk.ops:
-                self._top(rop, gpu)
+    def _outline(self, tasks: list[tuple[RawOp, bool]]) -> None:
+        """Every op outside function bodies into ``structure``, functions into the module, in
+        pre-order; ``tasks`` are (op, inside a gpu.module).  An explicit stack, not recursion: region
+        nesting is the input's to choose."""
+        stack = tasks[::-1]
+        while stack:
+            rop, gpu = stack.pop()
+            b = rop.body
+            if b.tag == "func":
+                nested = self._function(rop, gpu)
+            else:
+                self.structure.append((rop.line, b.name, self._rtypes_of(rop)))
+                nested = _region_ops(b.regions, gpu or b.name == "gpu.module")
+            stack.extend(reversed(nested))
 
     def _body_text(self, rop: RawOp) -> str:
         line = self.lines[rop.line - 1]
@@ -178,14 +177,16 @@ class _Assembler:
             return body[:-1].rstrip()
         return split_trailing_loc(body)[0]
 
-    def _function(self, rop: RawOp, gpu: bool) -> None:
+    def _function(self, rop: RawOp, gpu: bool) -> list[tuple[RawOp, bool]]:
+        """Build one function; returns the ops of regions nested in its ops, for :meth:`_outline`."""
         b = rop.body
         fn = function_from_header(b, rop.line, gpu)
         fn.loc = self._loc(rop)
         self.structure.append((rop.line, "llvm.func", ()))
         self.module.functions.append(fn)
+        nested: list[tuple[RawOp, bool]] = []
         if not b.regions:
-            return
+            return nested
         types = {p.name: p.type for p in fn.params}
         post: list[ir.Op] = []
         for bi, rb in enumerate(b.regions[0].blocks):
@@ -198,25 +199,27 @@ class _Assembler:
                 types[n] = t.text
             fn.blocks.append(block)
             for r in rb.ops:
-                op = self._op(r, fn, block, bi, post, gpu)
+                op = self._op(r, block, bi, post, gpu, nested)
                 if op is not None:
                     rt = op.attrs["result_types"]
                     if rt:
                         for res, t in zip(op.results, rt, strict=False):
                             types[res] = t
         finish_function(types, post, self.opaque)
+        return nested
 
-    def _op(self, rop: RawOp, fn: ir.Function, block: ir.Block, bi: int, post: list[ir.Op], gpu: bool) -> ir.Op | None:
+    def _op(
+        self, rop: RawOp, block: ir.Block, bi: int, post: list[ir.Op], gpu: bool, nested: list[tuple[RawOp, bool]]
+    ) -> ir.Op | None:
         body: Body = rop.body
         if body.tag == "func":  # a nested function cannot be in an llvm.func; keep it findable anyway
-            self._function(rop, gpu)
+            nested.append((rop, gpu))
             return None
         if body.tag == "generic":
             raw = self._body_text(rop)
             body.info = soup_info(body.name, raw)
             body.rtypes = soup_rtypes(body.name, strip_strings(raw), len(rop.results))
-            for region in body.regions:  # ops of nested regions are not function ops
-                self._region_outline(region, gpu)
+            nested.extend(_region_ops(body.regions, gpu))  # ops of nested regions are not function ops
         spec = build_spec(body)
         op = make_op(
             spec,
@@ -235,3 +238,7 @@ class _Assembler:
         if spec.post:
             post.append(op)
         return op
+
+
+def _region_ops(regions: list[RawRegion], gpu: bool) -> list[tuple[RawOp, bool]]:
+    return [(r, gpu) for region in regions for blk in region.blocks for r in blk.ops]

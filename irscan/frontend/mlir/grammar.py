@@ -16,6 +16,7 @@ from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from irscan.frontend.mlir.transform import ToRecords
+from irscan.frontend.mlir.transform_types import BadLiteral
 from irscan.frontend.mlir.types import Ty
 from irscan.ir import IRSyntaxError
 from irscan.resources import grammar_path
@@ -46,12 +47,11 @@ class _Parser:
 
     def parse(self, text: str, start: str = "start") -> Any:
         with self.lock:
-            saved = self.transformer.src
-            self.transformer.src = text
+            self.transformer.reset(text)
             try:
                 return self.lark.parse(text, start=start)
             finally:
-                self.transformer.src = saved
+                self.transformer.reset("")
 
 
 @lru_cache(maxsize=1)
@@ -98,6 +98,8 @@ def syntax_error(
             msg = f"unexpected {what}" if tok.type != "$END" else "unexpected end of input"
         elif isinstance(exc, UnexpectedCharacters):
             msg = f"unexpected character {exc.char!r}"
+        elif isinstance(exc, BadLiteral):
+            msg = exc.message
         else:
             msg = "syntax error"
     if line is not None:

@@ -10,18 +10,34 @@ from irscan.frontend.mlir.records import AttrText, Body, Unit
 from irscan.frontend.mlir.types import Ty, shape_of
 
 
-def _plain(v: Any) -> Any:
+def _leaf(v: Any) -> Any:
     if isinstance(v, Unit):
         return True
     if isinstance(v, Ty):
         return v.text
     if isinstance(v, AttrText):
         return str(v)
-    if isinstance(v, dict):
-        return {k: _plain(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_plain(x) for x in v]
     return v
+
+
+def _plain(v: Any) -> Any:
+    """An attribute value with the parse records replaced by plain values (dicts and lists copied
+    on an explicit stack: attribute nesting is the input's)."""
+    if not isinstance(v, (dict, list)):
+        return _leaf(v)
+    out: dict[Any, Any] | list[Any] = {} if isinstance(v, dict) else []
+    todo: list[tuple[Any, Any]] = [(v, out)]
+    while todo:
+        src, dst = todo.pop()
+        for k, x in src.items() if isinstance(src, dict) else enumerate(src):
+            y: Any = {} if isinstance(x, dict) else [] if isinstance(x, list) else _leaf(x)
+            if isinstance(x, (dict, list)):
+                todo.append((x, y))
+            if isinstance(dst, dict):
+                dst[k] = y
+            else:
+                dst.append(y)
+    return out
 
 
 def function_from_header(body: Body, line: int, gpu_module: bool, has_body: bool | None = None) -> ir.Function:

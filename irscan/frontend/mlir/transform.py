@@ -13,7 +13,7 @@ from typing import Any
 from lark import Token, Transformer
 
 from irscan.frontend.mlir.records import AliasDef, Body, RawBlock, RawOp, RawRegion
-from irscan.frontend.mlir.transform_types import TypeAttrRules, _tys
+from irscan.frontend.mlir.transform_types import BadLiteral, TypeAttrRules, _tys, lit_int
 from irscan.frontend.mlir.types import Ty, field_type
 
 
@@ -29,6 +29,21 @@ class _Succ:
 
     def t(self) -> tuple[str, list[str], list[Ty]]:
         return self.label, self.operands, self.types
+
+
+class _Group:
+    """A soup group's SSA names, regions and inner groups, in order."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items = items
+
+
+def result_group_error(n: int, line: int) -> str:
+    """Why ``%x:n`` is refused: a printed op names each of its results' types on its line, so a group
+    longer than the line is not real (and would cost memory out of all proportion to the text)."""
+    return f"a group of {n} results on a line of {line} characters"
 
 
 class _Results(tuple):
@@ -48,6 +63,11 @@ class ToRecords(TypeAttrRules, Transformer):
     def __init__(self) -> None:
         super().__init__()
         self.src = ""
+        self._lines: list[int] | None = None
+
+    def reset(self, src: str) -> None:
+        """Start on a new text."""
+        self.src, self._lines = src, None
 
     # ------------------------------------------------------------------------ structure
 
@@ -73,7 +93,19 @@ class ToRecords(TypeAttrRules, Transformer):
         return _Results(out)
 
     def result(self, c: list[Any]) -> tuple[str, int | None]:
-        return c[0].value, (int(c[1].value) if len(c) > 1 else None)
+        if len(c) == 1:
+            return c[0].value, None
+        n = lit_int(c[1])
+        line = self.line_length(c[1].line or 1)
+        if n > line:
+            raise BadLiteral(c[1], result_group_error(n, line))
+        return c[0].value, n
+
+    def line_length(self, line: int) -> int:
+        """Length of line ``line`` of the source (the line lengths are counted once per parse)."""
+        if self._lines is None:
+            self._lines = [len(x) for x in self.src.split("\n")]
+        return self._lines[line - 1] if 0 < line <= len(self._lines) else 0
 
     def op(self, c: list[Any]) -> RawOp:
         results: tuple[str, ...] = ()
@@ -123,13 +155,15 @@ class ToRecords(TypeAttrRules, Transformer):
         return frozenset(t.value for t in c)
 
     def gep_index(self, c: list[Any]) -> Token:
+        if c[0].type == "INT":
+            lit_int(c[0])  # an index too long for an int is an error here, at its token
         return c[0]
 
     def mem_mod(self, c: list[Any]) -> tuple[str, str | None]:
         return c[0].value, (c[1].value[1:-1] if len(c) > 1 else None)
 
     def int_list(self, c: list[Any]) -> tuple[int, ...]:
-        return tuple(int(t.value) for t in c)
+        return tuple(lit_int(t) for t in c)
 
     @staticmethod
     def _flags(c: list[Any]) -> frozenset[str]:
@@ -246,7 +280,7 @@ class ToRecords(TypeAttrRules, Transformer):
         return Body("sreg", c[0].value, c[0], [], rtypes=(ty.text,), info={"type": ty, "range": rng})
 
     def sreg_range(self, c: list[Any]) -> tuple[int, int]:
-        return int(c[1].value), int(c[2].value)
+        return lit_int(c[1]), lit_int(c[2])
 
     def successor(self, c: list[Any]) -> _Succ:
         return _Succ(c[0].value, _ssa(c[1:]), _tys(c))
@@ -274,7 +308,7 @@ class ToRecords(TypeAttrRules, Transformer):
         return list(c)
 
     def switch_case(self, c: list[Any]) -> tuple[int, tuple]:
-        return int(c[0].value), c[1].t()
+        return lit_int(c[0]), c[1].t()
 
     def ret(self, c: list[Any]) -> Body:
         return Body("ret", "llvm.return", c[0], _ssa(c), rtypes=())
@@ -347,30 +381,27 @@ class ToRecords(TypeAttrRules, Transformer):
     def gtop(self, c: list[Any]) -> Any:
         return c[0]
 
-    def gitem(self, c: list[Any]) -> list[Any]:
-        out: list[Any] = []
-        for x in c:
-            if isinstance(x, Token):
-                if x.type == "SSA_ID":
-                    out.append(x)
-            elif isinstance(x, list):
-                out.extend(x)
-            elif isinstance(x, RawRegion):
-                out.append(x)
-        return out
+    def gitem(self, c: list[Any]) -> _Group:
+        """What soup keeps of a group: its SSA names and regions, and the groups nested in it (kept
+        nested: flattening at every level would copy the inner names once per level)."""
+        return _Group(
+            [x for x in c if isinstance(x, (_Group, RawRegion)) or (isinstance(x, Token) and x.type == "SSA_ID")]
+        )
 
     ginner = gitem
 
     def _soup(self, tag: str, name: str, tok: Token, c: list[Any]) -> Body:
         operands: list[str] = []
         regions: list[RawRegion] = []
-        for x in c:
-            items = x if isinstance(x, list) else [x]
-            for y in items:
-                if isinstance(y, Token):
-                    operands.append(y.value)
-                elif isinstance(y, RawRegion):
-                    regions.append(y)
+        todo: list[Any] = list(reversed(c))  # in-order walk of the nested groups, on a stack
+        while todo:
+            y = todo.pop()
+            if isinstance(y, _Group):
+                todo.extend(reversed(y.items))
+            elif isinstance(y, Token):
+                operands.append(y.value)
+            elif isinstance(y, RawRegion):
+                regions.append(y)
         return Body(tag, name, tok, operands, regions=regions)
 
     def generic(self, c: list[Any]) -> Body:

@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from lark import Token
+from lark.exceptions import UnexpectedInput
 
 from irscan.frontend.mlir.records import UNIT, AttrText, Unit
-from irscan.frontend.mlir.types import FLOAT_BITS, Ty, canonical_type_text
+from irscan.frontend.mlir.types import FLOAT_BITS, Ty
 
 
 def _start(x: Any) -> int:
@@ -21,6 +22,38 @@ def _end(x: Any) -> int:
 
 def _tys(children: list[Any]) -> list[Ty]:
     return [c for c in children if isinstance(c, Ty)]
+
+
+#: MLIR's widest integer type (IntegerType::kMaxWidth)
+MAX_INT_WIDTH = (1 << 24) - 1
+#: element counts past this are no real vector's
+MAX_COUNT = 1 << 64
+
+
+class BadLiteral(UnexpectedInput):
+    """A literal the grammar accepts but no value can hold (a 5,000-digit integer, an i99999999999).
+
+    A lark error, raised from a callback at the literal's token, so that every caller that places
+    lark's errors in the file (:func:`irscan.frontend.mlir.grammar.syntax_error`) places this one too.
+    """
+
+    def __init__(self, tok: Token, message: str) -> None:
+        super().__init__()
+        self.line, self.column = tok.line or 0, tok.column or 0
+        self.pos_in_stream = tok.start_pos
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def lit_int(tok: Token, text: str | None = None) -> int:
+    """The integer a literal token (or ``text``, a piece of it) spells; Python's limit on the
+    digits of an int (4,300 by default) becomes a located error instead of a ValueError."""
+    try:
+        return int(tok.value if text is None else text)
+    except ValueError:
+        raise BadLiteral(tok, f"integer literal too long ({len(tok.value)} characters)") from None
 
 
 class _Span:
@@ -41,10 +74,17 @@ class TypeAttrRules:
         s, e = _start(children[0]), _end(children[-1])
         return self.src[s:e], s, e
 
+    def _ty(self, c: list[Any], kind: str, **kw: Any) -> Ty:
+        """A Ty over the source span of ``c``, its text cut from the source only when asked for."""
+        return Ty(None, kind, start=_start(c[0]), end=_end(c[-1]), src=self.src, **kw)
+
     def int_type(self, c: list[Any]) -> Ty:
         tok = c[0]
         v = tok.value
-        return Ty(v, "int", int(v.lstrip("su")[1:]), start=tok.start_pos, end=tok.end_pos)
+        width = lit_int(tok, v.lstrip("su")[1:])
+        if width > MAX_INT_WIDTH:
+            raise BadLiteral(tok, f"integer type wider than MLIR's limit of {MAX_INT_WIDTH} bits")
+        return Ty(v, "int", width, start=tok.start_pos, end=tok.end_pos)
 
     def float_type(self, c: list[Any]) -> Ty:
         tok = c[0]
@@ -57,34 +97,27 @@ class TypeAttrRules:
         return Ty("none", "none", start=c[0].start_pos, end=c[0].end_pos)
 
     def shaped_type(self, c: list[Any]) -> Ty:
-        text, s, e = self._text(c)
         kind = c[0].value
-        dims = [t.value[:-1] for t in c if isinstance(t, Token) and t.type == "DIMX"]
         elem = _tys(c)[0]
         count = 1
-        for d in dims:
-            count = count * int(d) if d.isdigit() else 0
-        return Ty(text, kind, elem=elem, count=count if kind == "vector" else 0, start=s, end=e)
+        for t in c:
+            if isinstance(t, Token) and t.type == "DIMX":
+                # a dynamic dimension (`?x`) leaves the count unknown; past MAX_COUNT it is no real one
+                count = min(count * lit_int(t, t.value[:-1]), MAX_COUNT) if t.value[0] != "?" else 0
+        return self._ty(c, kind, elem=elem, count=count if kind == "vector" else 0)
 
     def tuple_type(self, c: list[Any]) -> Ty:
-        text, s, e = self._text(c)
-        return Ty(text, "tuple", fields=tuple(_tys(c)), start=s, end=e)
+        return self._ty(c, "tuple", fields=tuple(_tys(c)))
 
     def complex_type(self, c: list[Any]) -> Ty:
-        text, s, e = self._text(c)
-        return Ty(text, "complex", elem=_tys(c)[0], start=s, end=e)
+        return self._ty(c, "complex", elem=_tys(c)[0])
 
     def func_results(self, c: list[Any]) -> Ty:
-        text, s, e = self._text(c)
-        return Ty(text, "tuple", fields=tuple(_tys(c)), start=s, end=e)
+        return self._ty(c, "tuple", fields=tuple(_tys(c)))
 
     def func_type(self, c: list[Any]) -> Ty:
-        text, s, e = self._text(c)
-        outs = list(c[-1].fields)
-        ins = _tys(c[:-1])
-        ty = Ty(text, "func", fields=tuple(ins), start=s, end=e)
-        ty.elem = Ty("(" + ", ".join(t.text for t in outs) + ")", "tuple", fields=tuple(outs))
-        return ty
+        # fields: the inputs; elem: the results (as parsed, a tuple type or a single type)
+        return self._ty(c, "func", fields=tuple(_tys(c[:-1])), elem=c[-1])
 
     def bang_type(self, c: list[Any]) -> Ty:
         return c[0]
@@ -105,14 +138,12 @@ class TypeAttrRules:
         return self.void_type(c)
 
     def ptr_type(self, c: list[Any]) -> Ty:
-        text, s, e = self._text(c)
         space = c[2].value if len(c) > 2 else "0"
-        return Ty(canonical_type_text(text), "ptr", space=space, start=s, end=e)
+        return self._ty(c, "ptr", space=space)
 
     def struct_type(self, c: list[Any]) -> Ty:
-        text, s, e = self._text(c)
         packed, fields = c[2]
-        return Ty(canonical_type_text(text), "struct", fields=fields, packed=packed, start=s, end=e)
+        return self._ty(c, "struct", fields=fields, packed=packed)
 
     def struct_body(self, c: list[Any]) -> tuple[bool, tuple[Ty, ...] | None]:
         packed = any(x == "packed" for x in c if not isinstance(x, (Token, Ty)))
@@ -134,20 +165,16 @@ class TypeAttrRules:
         return "opaque"
 
     def array_type(self, c: list[Any]) -> Ty:
-        text, s, e = self._text(c)
-        return Ty(canonical_type_text(text), "array", elem=_tys(c)[0], count=int(c[2].value), start=s, end=e)
+        return self._ty(c, "array", elem=_tys(c)[0], count=lit_int(c[2]))
 
     def llfunc_type(self, c: list[Any]) -> Ty:
-        text, s, e = self._text(c)
-        return Ty(canonical_type_text(text), "llfunc", fields=tuple(_tys(c)), start=s, end=e)
+        return self._ty(c, "llfunc", fields=tuple(_tys(c)))
 
     def void_type(self, c: list[Any]) -> Ty:
-        text, s, e = self._text(c)
-        return Ty(canonical_type_text(text), "void", start=s, end=e)
+        return self._ty(c, "void")
 
     def dialect_type(self, c: list[Any]) -> Ty:
-        text, s, e = self._text(c)
-        return Ty(text, "other", start=s, end=e)
+        return self._ty(c, "other")
 
     # ----------------------------------------------------------------------- attributes
 
@@ -161,7 +188,7 @@ class TypeAttrRules:
         return key, (c[1] if len(c) > 1 else UNIT)
 
     def int_attr(self, c: list[Any]) -> int:
-        return int(c[0].value)
+        return lit_int(c[0])
 
     def float_attr(self, c: list[Any]) -> float:
         return float(c[0].value)
@@ -190,7 +217,7 @@ class TypeAttrRules:
         ty = c[0]
         vals = [t.value for t in c[1:] if isinstance(t, Token)]
         if isinstance(ty, Ty) and ty.kind == "int":
-            return tuple(int(v) for v in vals)
+            return tuple(lit_int(t) for t in c[1:] if isinstance(t, Token))
         return tuple(float(v) for v in vals)
 
     def dense_attr(self, c: list[Any]) -> AttrText:
