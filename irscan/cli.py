@@ -108,7 +108,9 @@ def _emit(res: ScanResult, fmt: str, environment: dict[str, Any] | None = None, 
     from irscan.report import text
 
     if fmt == "json":
-        doc = json_report.document(res.findings, res.kernels, res.unseen, environment=environment, errors=res.errors)
+        doc = json_report.document(
+            res.findings, res.kernels, res.unseen, environment=environment, errors=res.errors, accesses=res.accesses
+        )
         print(json.dumps({**doc, **extra}, indent=2, default=str))
     else:
         print(text.render(res.findings, res.kernels, res.unseen))
@@ -187,7 +189,10 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from irscan import __version__
+
     ap = argparse.ArgumentParser(prog="irscan", description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--version", action="version", version=f"irscan {__version__}")
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("capture", help="run a program and capture every CuTe DSL kernel it compiles")
     p.add_argument("--out", default="irscan-capture", help="folder for the captures (default ./irscan-capture)")
