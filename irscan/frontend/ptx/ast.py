@@ -14,6 +14,7 @@ from typing import Any
 
 __all__ = [
     "Addr",
+    "AddrExtra",
     "AddressSize",
     "AstOperand",
     "DeclName",
@@ -36,6 +37,7 @@ __all__ = [
     "Target",
     "VarDecl",
     "Vec",
+    "VecElem",
     "Version",
 ]
 
@@ -54,14 +56,14 @@ class Addr:
 
     base: str | Imm
     disp: int = 0
-    extra: tuple[Any, ...] = ()
+    extra: tuple[AddrExtra, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Vec:
     """``{%r1, %r2, _}``."""
 
-    elems: tuple[Any, ...]
+    elems: tuple[VecElem, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,9 +83,9 @@ class Neg:
 
 @dataclass(frozen=True, slots=True)
 class Paren:
-    """``(retval0)`` / ``(param0, param1)`` in ``call``."""
+    """``(retval0)`` / ``(param0, param1)`` in ``call`` (never nested: PTX has no parentheses in them)."""
 
-    elems: tuple[Any, ...]
+    elems: tuple[AstOperand, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +98,10 @@ class SymOff:
 
 #: An instruction operand in the syntax tree: a register or symbol name (str) or one of the above.
 AstOperand = str | Imm | Addr | Vec | Dual | Neg | Paren | SymOff
+#: an element of a vector: ``{%r1, 0, !%p1, _}``
+VecElem = str | Imm | Neg
+#: what may follow an address's base: ``[tmap, {%r1, %r2}]``, ``[%rd1, %r2]``
+AddrExtra = str | Imm | Vec
 
 
 @dataclass(slots=True)
