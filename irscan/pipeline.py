@@ -15,6 +15,7 @@ from irscan import checks
 from irscan.analysis import dataflow
 from irscan.analysis.ranges import Facts, Ranges
 from irscan.capturing.store import META_FILE, find_captures, load
+from irscan.diff.accesses import records as access_records
 from irscan.findings import Finding, assign_ids
 from irscan.ir import IRKind, IRSyntaxError, Module
 from irscan.resources import UsageError, read_text
@@ -26,10 +27,13 @@ class ScanResult:
     kernels: list[dict[str, Any]] = field(default_factory=list)  # what was scanned
     unseen: dict[str, int] = field(default_factory=dict)  # op names the analysis could not see into
     errors: list[str] = field(default_factory=list)
+    #: every global-memory access with its index width (irscan/diff/accesses.py), for ``irscan diff``
+    accesses: list[dict[str, Any]] = field(default_factory=list)
 
     def extend(self, other: ScanResult) -> None:
         self.findings += other.findings
         self.kernels += other.kernels
+        self.accesses += other.accesses
         for k, v in other.unseen.items():
             self.unseen[k] = self.unseen.get(k, 0) + v
         self.errors += other.errors
@@ -100,6 +104,7 @@ def scan_module(module: Module, meta: dict[str, Any] | None = None) -> ScanResul
         ctx = checks.Context(fn.name, module.path, km.get("file"), km.get("line"))
         found = checks.run(gr, rg, ctx)
         res.findings += found
+        res.accesses += access_records(gr, rg, ctx, km.get("args", []))
         opaque_atoms = sorted({a.name for a in rg.atoms.values() if a.opaque})
         res.kernels.append(
             {"kernel": fn.name, "ir": module.ir, "file": module.path, "ops": sum(len(b.ops) for b in fn.blocks),

@@ -15,7 +15,10 @@ SCHEMA_VERSION = 1
 
 
 def document(findings: list[Finding], kernels: list[dict[str, Any]], unseen: dict[str, int],
-             environment: dict[str, Any] | None = None, errors: list[str] | None = None) -> dict[str, Any]:  # fmt: skip
+             environment: dict[str, Any] | None = None, errors: list[str] | None = None,
+             accesses: list[dict[str, Any]] | None = None) -> dict[str, Any]:  # fmt: skip
+    """``accesses``: every global-memory access with its index width (irscan/diff/accesses.py), what
+    ``irscan diff`` reads to report narrowed address arithmetic from a saved report."""
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "irscan", "version": __version__},
@@ -30,6 +33,7 @@ def document(findings: list[Finding], kernels: list[dict[str, Any]], unseen: dic
         "kernels": kernels,
         "unseen_ops": unseen,
         "errors": errors or [],
+        "accesses": accesses or [],
     }
 
 
