@@ -1,0 +1,178 @@
+"""Run one case through ``irscan scan`` in this process and judge it against the error contract.
+
+The contract: exit 0 or 1 with a result, or exit 2 with ``<path>:<line>:<col>: error: <what>`` on
+stderr; never a traceback, never exit 3 (an internal error), never a hang.  The CLI's own ``main`` is
+called in-process (a subprocess per case costs ~0.3 s of start-up, more than most scans), and a
+failure is classified by exception type and the innermost irscan frame, so one bug found a thousand
+times is one finding.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType, TracebackType
+
+from .case import Case
+
+_LOCATED = re.compile(r"^(?P<path>.+?):\d+:\d+: error: \S.*$", re.M)
+_IRSCAN = f"{Path(__file__).resolve().parents[2] / 'irscan'}/"
+_AREAS = (("frontend/mlir", "frontend/mlir"), ("frontend/ptx", "frontend/ptx"), ("frontend/", "frontend"),
+          ("analysis/", "analysis"), ("checks/", "analysis"), ("findings", "analysis"))  # fmt: skip
+
+
+class CaseTimeout(BaseException):
+    """Raised by the alarm inside a case that runs too long; a BaseException so that no ``except
+    Exception`` in irscan swallows it."""
+
+
+@dataclass
+class Outcome:
+    rc: int | None
+    seconds: float
+    size: int
+    failure: str | None = None  # the class key; None when the contract holds
+    area: str = ""
+    last_line: str = ""
+    detail: str = ""  # the traceback or the offending stderr, for the findings file
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+def _innermost(tb: TracebackType | None) -> str:
+    """``irscan/<module>.py:<function>`` of the deepest irscan frame in a traceback."""
+    where = "outside irscan"
+    for frame, _ in traceback.walk_tb(tb):
+        name = frame.f_code.co_filename
+        if name.startswith(_IRSCAN):
+            where = f"irscan/{name[len(_IRSCAN) :]}:{frame.f_code.co_name}"
+    return where
+
+
+def _area(where: str, case: Case) -> str:
+    if case.area == "meta.json" and not where.startswith(("irscan/frontend", "irscan/analysis", "irscan/checks")):
+        return "meta.json"
+    for key, area in _AREAS:
+        if where.startswith(f"irscan/{key}"):
+            return area
+    return "capturing/CLI"
+
+
+def _exception_outcome(exc: BaseException, case: Case, out: Outcome, kind: str) -> Outcome:
+    where = _innermost(exc.__traceback__)
+    out.failure = f"{kind}:{type(exc).__name__}@{where}"
+    out.area = _area(where, case)
+    out.last_line = f"{type(exc).__name__}: {str(exc)[:200]}"
+    out.detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-12))[-4000:]
+    return out
+
+
+def _template(message: str) -> str:
+    """A stderr message with its paths and numbers taken out, so equal messages dedupe."""
+    text = re.sub(r"(?:/[^\s:'\"]+)+", "<path>", message)
+    return re.sub(r"\d+", "N", text)[:100]
+
+
+@contextlib.contextmanager
+def _alarm(seconds: float) -> Iterator[None]:
+    def fire(signum: int, frame: FrameType | None) -> None:
+        raise CaseTimeout(f"over {seconds:g} s")
+
+    old = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _call_cli(argv: list[str]) -> tuple[int | None, str, str, BaseException | None]:
+    from irscan import cli
+
+    so, se = io.StringIO(), io.StringIO()
+    rc: int | None = None
+    err: BaseException | None = None
+    with contextlib.redirect_stdout(so), contextlib.redirect_stderr(se):
+        try:
+            rc = cli.main(argv)
+        except SystemExit as exc:
+            rc = exc.code if isinstance(exc.code, int) else 2
+        except CaseTimeout:
+            raise
+        except BaseException as exc:  # noqa: BLE001 (any escape is the finding)
+            err = exc
+    return rc, so.getvalue(), se.getvalue(), err
+
+
+def _internal_exception(target: Path) -> BaseException | None:
+    """The exception behind an exit 3: the CLI prints one line, so the scan is repeated outside it."""
+    from irscan.pipeline import scan_paths
+
+    try:
+        scan_paths([target])
+    except CaseTimeout:
+        raise
+    except BaseException as exc:  # noqa: BLE001
+        return exc
+    return None
+
+
+def judge(case: Case, target: Path, timeout: float = 10.0) -> Outcome:
+    """Scan ``target`` (the materialised ``case``) and say whether the contract held."""
+    out = Outcome(rc=None, seconds=0.0, size=case.size())
+    t0 = time.perf_counter()
+    try:
+        with _alarm(timeout):
+            rc, stdout, stderr, err = _call_cli(["scan", str(target)])
+            out.rc = rc
+            if err is not None:
+                return _exception_outcome(err, case, out, "escaped")
+            if rc == 3:
+                inner = _internal_exception(target)
+                if inner is not None:
+                    return _exception_outcome(inner, case, out, "internal")
+    except CaseTimeout as exc:
+        return _exception_outcome(exc, case, out, "timeout")
+    finally:
+        out.seconds = time.perf_counter() - t0
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), 1000))
+    both = stdout + stderr
+    if "Traceback (most recent call last)" in both:
+        out.failure, out.area = "traceback-in-output", _area("", case)
+        out.detail = both[-3000:]
+        out.last_line = both.strip().splitlines()[-1][:200]
+    elif rc not in (0, 1, 2):
+        last = stderr.strip().splitlines()[-1] if stderr.strip() else "(nothing on stderr)"
+        out.failure, out.area = f"exit{rc}:{_template(last)}", _area("", case)
+        out.last_line, out.detail = last[:200], stderr[-3000:]
+    elif rc == 2 and not _located(stderr, target):
+        first = stderr.strip().splitlines()[0] if stderr.strip() else "(nothing on stderr)"
+        out.failure, out.area = f"exit2-unlocated:{_template(first)}", _area("", case)
+        out.last_line, out.detail = first[:200], stderr[-3000:]
+    return out
+
+
+def _located(stderr: str, target: Path) -> bool:
+    """A ``path:line:col: error:`` line whose path is the target, inside it, or (for a file) beside it in
+    its capture folder: a bad meta.json next to a scanned module.mlir is that file's error."""
+    roots = {str(target.resolve())}
+    if not target.is_dir():
+        roots.add(str(target.parent.resolve()))
+    for m in _LOCATED.finditer(stderr):
+        path = m.group("path")
+        with contextlib.suppress(OSError):
+            path = str(Path(path).resolve())
+        if any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots):
+            return True
+    return False
