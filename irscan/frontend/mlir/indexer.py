@@ -171,7 +171,7 @@ class _Indexer(SpecSource):
                 if eq < 0:
                     raise self.fail(lineno, raw, raw.find(s), s, "an op's results without '='")
                 rtext = s[:eq]
-                results = (rtext,) if ("," not in rtext and ":" not in rtext) else _results(rtext)
+                results = (rtext,) if ("," not in rtext and ":" not in rtext) else _results(rtext, len(raw))
                 body = s[eq + 3 :]
             elif c in _OP_START:
                 results = ()

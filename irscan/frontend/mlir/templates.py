@@ -19,6 +19,7 @@ from irscan.frontend.mlir.semantics import (
     soup_info,
     soup_rtypes,
 )
+from irscan.frontend.mlir.transform import result_group_error
 from irscan.frontend.mlir.types import Ty, field_type
 from irscan.frontend.text import strip_strings
 from irscan.ir import IRSyntaxError
@@ -65,14 +66,21 @@ def _bad_char(sb: str) -> bool:
 _LABEL = re.compile(r"(\^[\w$.\-]+)(\(.*\))?:")
 
 
-def _results(rtext: str) -> tuple[str, ...]:
-    """``%5`` / ``%5, %6`` / ``%5:2`` -> result names (``%5#0``, ``%5#1`` for a group)."""
+def _results(rtext: str, line: int) -> tuple[str, ...]:
+    """``%5`` / ``%5, %6`` / ``%5:2`` -> result names (``%5#0``, ``%5#1`` for a group).
+
+    A group longer than its ``line`` (characters) is refused with a ValueError (the grammar, which
+    the caller then runs, says where): see :func:`irscan.frontend.mlir.transform.result_group_error`.
+    """
     out: list[str] = []
     for part in rtext.split(","):
         part = part.strip()
         if ":" in part:
             name, n = part.split(":", 1)
-            out.extend(f"{name}#{i}" for i in range(int(n)))
+            k = int(n) if len(n) <= 20 else line + 1
+            if k > line:
+                raise ValueError(result_group_error(k, line))
+            out.extend(f"{name}#{i}" for i in range(k))
         else:
             out.append(part)
     return tuple(out)

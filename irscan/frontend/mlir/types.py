@@ -208,6 +208,10 @@ def int_width_of(t: Ty | None) -> int:
     return t.width if t is not None and t.kind == "int" else 0
 
 
+_BRACKETS = ("(", ")", "[", "]", "{", "}", "<", ">", "->")
+_VECTOR_DIMS = re.compile(r"vector<(?:\d++x)++")
+
+
 def find_type_tail(body: str) -> int:
     """Index just past the top-level ``' : '`` that starts an op's trailing type list, or -1.
 
@@ -215,13 +219,25 @@ def find_type_tail(body: str) -> int:
     ``' : '`` whose remainder is bracket-balanced is the one; a colon inside an attribute dictionary
     (``{alignment = 4 : i64}``) leaves an unbalanced remainder.
     """
-    j = len(body)
+    # bracket counts of body[end:], grown leftwards one segment at a time: each character is counted
+    # once (re-checking every candidate's whole remainder was quadratic in the number of colons)
+    counts = dict.fromkeys(_BRACKETS, 0)
+    j = end = len(body)
     while True:
         j = body.rfind(" : ", 0, j)
         if j < 0:
             return -1
-        if balanced(body[j + 3 :]):
-            return j + 3
+        seg = body[j + 3 : end]  # ends with the space of the previous " : ": no "->" spans the cut
+        for b in _BRACKETS:
+            counts[b] += seg.count(b)
+        end = j + 3
+        if (
+            counts["("] == counts[")"]
+            and counts["["] == counts["]"]
+            and counts["{"] == counts["}"]
+            and counts["<"] == counts[">"] - counts["->"]
+        ):
+            return end
 
 
 def unparen(part: str) -> list[str]:
@@ -254,8 +270,12 @@ def parse_type_tail(tail: str) -> tuple[list[str], list[str] | None]:
 
 
 def vector_elem(t: str) -> str | None:
-    m = re.fullmatch(r"vector<(?:\d+x)+(.+)>", t)
-    return m.group(1) if m else None
+    """The element type of ``vector<4x8xi32>``; the dims are matched possessively, so a long run of
+    them costs linear time whether or not the text ends the way a vector does."""
+    if not t.endswith(">"):
+        return None
+    m = _VECTOR_DIMS.match(t)
+    return t[m.end() : -1] or None if m else None
 
 
 def may_count(rtypes: tuple[str, ...]) -> bool:
@@ -270,7 +290,8 @@ def rtype_width(t: str) -> int:
     w = _width_cache.get(t)
     if w is None:
         m = _INT_RE.fullmatch(t)
-        w = int(m.group(1)) if m else 0
+        # wider than MLIR's widest integer (2^24 - 1 bits, 8 digits): no integer the analysis knows
+        w = int(m.group(1)) if m and len(m.group(1)) <= 8 else 0
         _width_cache[t] = w
     return w
 
