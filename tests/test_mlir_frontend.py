@@ -1,4 +1,4 @@
-"""The fast MLIR path (irscan.frontend.mlir.indexer) against the whole-grammar path, and how long each takes.
+"""The fast MLIR path (irscan.frontend.mlir.indexer) against the whole-grammar path.
 
 On every corpus capture, the tiny capture and the syntax module of test_mlir_grammar:
 ``parse_module(text)`` (line indexer + grammar for the ops that matter) and ``parse_module(text,
@@ -6,25 +6,21 @@ full=True)`` (every byte through the grammar) give equal :class:`irscan.ir.Modul
 function, parameter, block, successor and op field, the module's opaque-op counts and structure.
 The fast path never falls back to the full parse on this corpus, and finds truncation itself.
 
-``test_timing`` prints fast (cold: empty template caches; warm), full and the DSL's native parse times
-of the big captures, next to the kernel's ``cute.compile`` time where the corpus index records it.
-No assertion on time: run with ``-s`` to read the table.
+The timing table (fast cold and warm, full) is ``bench/bench_mlir_parse.py``.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import fields
 from pathlib import Path
 
 import pytest
-from test_mlir_grammar import BIG, CORPUS, REPO, native, read, rel, syntax_file, tiny  # noqa: F401 (fixtures)
+from test_mlir_grammar import BIG, CORPUS, REPO, read, rel, syntax_file, tiny  # noqa: F401 (fixtures)
 
 from irscan import ir
 from irscan.frontend import mlir
 from irscan.frontend.mlir import assemble as mlir_assemble
-from irscan.frontend.mlir import templates as mlir_templates
 
 _FULL: dict[str, tuple[ir.Module, float]] = {}
 
@@ -107,55 +103,3 @@ def test_fast_path_finds_truncation_itself(monkeypatch, syntax_file) -> None:  #
         with pytest.raises(ir.IRSyntaxError) as ei:
             mlir.parse_module("\n".join(lines[:cut]), "cut.mlir")
         assert "end of input" in ei.value.message and ei.value.expected == ["}"]
-
-
-def _compile_times() -> dict[str, float]:
-    """cute.compile seconds per third-party module folder, from corpus/thirdparty/index.json."""
-    idx = REPO / "corpus" / "thirdparty" / "index.json"
-    if not idx.exists():
-        return {}
-    out: dict[str, float] = {}
-    for entry in json.loads(idx.read_text())["captures"]:
-        secs = entry.get("compile_s_without_capture") or entry.get("compile_s_cold")
-        for m in entry.get("modules", []):
-            if secs:
-                out[str(REPO / "corpus" / "thirdparty" / entry["name"] / m["module"])] = secs
-    return out
-
-
-def test_timing(native, tiny) -> None:  # noqa: F811 (pytest fixtures)
-    """Prints the table; asserts nothing about time."""
-    texts = {p: read(p) for p in CORPUS}
-    paths = sorted(CORPUS, key=lambda p: len(texts[p]), reverse=True)[:6] or [tiny[0]]
-    compile_s = _compile_times()
-    rows = []
-    for p in paths:
-        text = texts.get(p) or read(p)
-        mlir_templates.clear_caches()
-        t0 = time.perf_counter()
-        mlir.parse_module(text, str(p))
-        cold = time.perf_counter() - t0
-        warm = []
-        for _ in range(3):
-            t0 = time.perf_counter()
-            m = mlir.parse_module(text, str(p))
-            warm.append(time.perf_counter() - t0)
-        _, full_s = full_parse(p)
-        nat = native.get(str(p), {}).get("parse_s")
-        comp = compile_s.get(str(p.parent))
-        nops = sum(len(b.ops) for f in m.functions for b in f.blocks)
-        rows.append((rel(p), len(text), nops, cold, min(warm), full_s, nat, comp))
-    print()
-    heads = ("MB", "ops", "fast cold", "fast warm", "full", "native", "compile")
-    print(f"{'capture':<60} " + " ".join(f"{h:>9}" for h in heads))
-    for name, size, nops, cold, warm, full_s, nat, comp in rows:
-        cells = [
-            f"{size / 1e6:.2f}",
-            str(nops),
-            f"{cold * 1000:.0f}ms",
-            f"{warm * 1000:.0f}ms",
-            f"{full_s:.2f}s",
-            f"{nat * 1000:.0f}ms" if nat is not None else "-",
-            f"{comp:.2f}s" if comp else "-",
-        ]
-        print(f"{name[-60:]:<60} " + " ".join(f"{c:>9}" for c in cells))
