@@ -8,11 +8,13 @@ displacements); immediates keep their spelling.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from irscan.frontend.ptx.ast import (
     Addr,
     AddressSize,
+    AstOperand,
     DeclName,
     Dual,
     FileDir,
@@ -36,28 +38,28 @@ from irscan.frontend.ptx.ast import (
 )
 
 
-def operand_text(o: Any) -> str:
-    t = type(o)
-    if t is str:
+def operand_text(o: AstOperand) -> str:
+    """One operand as PTX (operands nest at most three levels, so this recursion is bounded)."""
+    if isinstance(o, str):
         return o
-    if t is Imm:
+    if isinstance(o, Imm):
         return o.text
-    if t is Addr:
+    if isinstance(o, Addr):
         s = operand_text(o.base)
         if o.disp:
             s += f"+{o.disp}"
         for x in o.extra:
             s += ", " + operand_text(x)
         return f"[{s}]"
-    if t is Vec:
+    if isinstance(o, Vec):
         return "{" + ", ".join(operand_text(x) for x in o.elems) + "}"
-    if t is Dual:
+    if isinstance(o, Dual):
         return f"{o.a}|{o.b}"
-    if t is Neg:
+    if isinstance(o, Neg):
         return "!" + o.name
-    if t is Paren:
+    if isinstance(o, Paren):
         return "(" + ", ".join(operand_text(x) for x in o.elems) + ")"
-    if t is SymOff:
+    if isinstance(o, SymOff):
         return f"{o.name}+{o.off}"
     raise TypeError(f"not a PTX operand: {o!r}")
 
@@ -70,9 +72,28 @@ def instr_text(i: Instr) -> str:
 
 
 def _init_text(v: Any) -> str:
-    if isinstance(v, list):
-        return "{" + ", ".join(_init_text(x) for x in v) + "}"
-    return str(v)
+    """An initialiser (a string, or a list of them nested to any depth) as PTX, without recursion."""
+    out: list[str] = []
+    stack: list[Any] = [v]  # values to print, and "," / "}" still to write
+    while stack:
+        x = stack.pop()
+        if isinstance(x, list):
+            out.append("{")
+            stack.append(_CLOSE)
+            for k in range(len(x) - 1, -1, -1):
+                stack.append(x[k])
+                if k:
+                    stack.append(_COMMA)
+        elif x is _CLOSE:
+            out.append("}")
+        elif x is _COMMA:
+            out.append(", ")
+        else:
+            out.append(str(x))
+    return "".join(out)
+
+
+_CLOSE, _COMMA = object(), object()
 
 
 def _decl_name(n: DeclName) -> str:
@@ -114,21 +135,28 @@ def _section_text(sec: Section) -> list[str]:
 
 
 def _stmt_lines(st: Any, depth: int, out: list[str]) -> None:
-    ind = "\t" * depth
-    t = type(st)
-    if t is Instr:
-        out.append(ind + instr_text(st))
-    elif t is LocDir:
-        out.append(ind + _loc_text(st))
-    elif t is Label:
-        out.append(f"{st.name}:")
-    elif t is Scope:
-        out.append(ind + "{")
-        for x in st.body:
-            _stmt_lines(x, depth + 1, out)
-        out.append(ind + "}")
-    else:
-        out.extend(ind + line for line in _item_lines(st))
+    """A body statement as lines; nested scopes on an explicit stack (they nest to any depth)."""
+    stack: list[tuple[Iterator[Any], int]] = [(iter((st,)), depth)]
+    while stack:
+        items, d = stack[-1]
+        ind = "\t" * d
+        for x in items:
+            if isinstance(x, Instr):
+                out.append(ind + instr_text(x))
+            elif isinstance(x, LocDir):
+                out.append(ind + _loc_text(x))
+            elif isinstance(x, Label):
+                out.append(f"{x.name}:")
+            elif isinstance(x, Scope):
+                out.append(ind + "{")
+                stack.append((iter(x.body), d + 1))
+                break
+            else:
+                out.extend(ind + line for line in _item_lines(x))
+        else:
+            stack.pop()
+            if stack:  # a scope's body ran out: close it at its own depth
+                out.append("\t" * (d - 1) + "}")
 
 
 def _func_lines(f: Func) -> list[str]:
