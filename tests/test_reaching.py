@@ -8,7 +8,6 @@ definition, inline-asm scopes), then real captures checked against an independen
 from __future__ import annotations
 
 import random
-import time
 from pathlib import Path
 
 import pytest
@@ -250,22 +249,3 @@ def test_corpus_against_oracle(path: Path) -> None:
     mod = ptx.parse_file(path)
     for fn in mod.functions:
         _check_against_oracle(fn, sample=300)
-
-
-def test_reaching_on_the_biggest_corpus_file_reports_its_time(record_property) -> None:  # type: ignore[no-untyped-def]
-    if not CORPUS_PTX:
-        pytest.skip("no corpus PTX yet")
-    path = max((p for p in CORPUS_PTX if p.exists()), key=lambda p: p.stat().st_size)
-    mod = ptx.parse_file(path)
-    n_ops = sum(len(f.ops()) for f in mod.functions)
-    best = 1e9
-    for _ in range(3):
-        t0 = time.perf_counter()
-        for fn in mod.functions:
-            reaching_definitions(fn)
-        best = min(best, time.perf_counter() - t0)
-    record_property("reaching_seconds", round(best, 4))
-    record_property("ops", n_ops)
-    # timing is reported (bench/bench_audit.py has the ratios), never asserted
-    print(f"reaching definitions: {best:.3f} s for {n_ops} ops")
-    assert n_ops > 0
