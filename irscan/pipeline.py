@@ -18,7 +18,7 @@ from irscan.capturing.store import META_FILE, find_captures, load
 from irscan.diff.accesses import records as access_records
 from irscan.findings import Finding, assign_ids
 from irscan.ir import IRKind, IRSyntaxError, Module
-from irscan.resources import UsageError, read_text
+from irscan.resources import read_text
 
 
 @dataclass
@@ -157,7 +157,9 @@ def scan_together(files: list[Path], meta: dict[str, Any] | None, irs: tuple[str
 
 
 def scan_paths(paths: list[Path], irs: tuple[str, ...] = ("mlir", "ptx")) -> ScanResult:
-    """Files or capture folders (searched recursively for meta.json)."""
+    """Files or capture folders (searched recursively for meta.json).  A path that cannot be scanned
+    is reported as every bad input is, ``PATH:1:1: error: ...`` (exit 2), so that one pattern covers
+    whatever a user or a script hands to ``irscan scan``."""
     res = ScanResult()
     for p in paths:
         if p.is_dir():
@@ -170,7 +172,7 @@ def scan_paths(paths: list[Path], irs: tuple[str, ...] = ("mlir", "ptx")) -> Sca
             meta = _meta(p.parent)
             res.extend(scan_file(p, meta))
         else:
-            raise UsageError(f"{p}: no such file or folder")
+            raise IRSyntaxError(str(p), 1, 1, "no such file or folder", ["a capture folder", "an IR file"])
     assign_ids(res.findings)  # unique in the whole document
     return res
 
@@ -180,7 +182,8 @@ def scan_loose_files(folder: Path, irs: tuple[str, ...]) -> ScanResult:
     folder's files are scanned together, without the launch facts and layouts meta.json would add."""
     files = sorted(f for f in folder.rglob("*") if f.name.endswith(IR_SUFFIXES) and not f.is_dir())
     if not files:
-        raise UsageError(f"{folder}: no capture folder (meta.json) and no IR file ({', '.join(IR_SUFFIXES)}) in it")
+        what = f"no capture folder (meta.json) and no IR file ({', '.join(IR_SUFFIXES)}) in it"
+        raise IRSyntaxError(str(folder), 1, 1, what, ["a capture folder", "an IR file"])
     res = ScanResult()
     for parent in sorted({f.parent for f in files}):
         res.extend(scan_together([f for f in files if f.parent == parent], None, irs))

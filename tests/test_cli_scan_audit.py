@@ -93,7 +93,8 @@ def test_malformed_input_is_a_located_error_with_exit_2(tmp_path: Path, name: st
 
 def test_missing_path_is_a_usage_error(tmp_path: Path) -> None:
     p = irscan("scan", str(tmp_path / "nope"))
-    assert p.returncode == 2 and "no such file" in p.stderr and "Traceback" not in p.stderr
+    assert p.returncode == 2 and p.stderr.startswith(f"{tmp_path / 'nope'}:1:1: error: no such file or folder")
+    assert "Traceback" not in p.stderr
 
 
 @pytest.mark.slow
@@ -200,7 +201,7 @@ def test_a_folder_of_ir_files_without_meta_json_is_scanned(tmp_path: Path) -> No
 def test_a_folder_with_no_ir_says_so(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("nothing here\n")
     p = irscan("scan", str(tmp_path))
-    assert p.returncode == 2 and "no capture folder (meta.json) and no IR file" in p.stderr
+    assert p.returncode == 2 and p.stderr.startswith(f"{tmp_path}:1:1: error: no capture folder (meta.json) and no IR")
 
 
 def _grid(value: str) -> str:
