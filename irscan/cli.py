@@ -107,6 +107,11 @@ def _emit(res: ScanResult, fmt: str, environment: dict[str, Any] | None = None, 
     from irscan.report import json as json_report
     from irscan.report import text
 
+    if fmt == "sarif":
+        from irscan.report import sarif
+
+        print(sarif.render(res.findings, res.errors, {k: v for k, v in extra.items() if k != "program"} or None))
+        return
     if fmt == "json":
         doc = json_report.document(
             res.findings, res.kernels, res.unseen, environment=environment, errors=res.errors, accesses=res.accesses
@@ -132,8 +137,70 @@ def cmd_scan(args: argparse.Namespace) -> int:
     from irscan.pipeline import reaches, scan_paths
 
     res = scan_paths([Path(p) for p in args.paths], _irs(args.ir))
-    _emit(res, args.format)
+    extra = _triage(res, args)
+    _emit(res, args.format, **extra)
     return EXIT_FINDINGS if reaches(res.findings, args.fail_on) else 0
+
+
+def _add_triage_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline (or saved report)")
+    p.add_argument("--write-baseline", metavar="FILE", help="write this run's findings as a baseline and exit 0")
+
+
+def _triage(res: ScanResult, args: argparse.Namespace) -> dict[str, Any]:
+    """Inline suppressions and the baseline (irscan/diff/triage.py); the JSON field they add."""
+    from irscan.diff import baseline, triage
+
+    res.findings, t = triage.findings(res.findings, res.accesses, Path(args.baseline) if args.baseline else None)
+    if args.write_baseline:
+        baseline.write(Path(args.write_baseline), res.findings)
+        print(f"irscan: wrote {len(res.findings)} finding(s) to the baseline {args.write_baseline}", file=sys.stderr)
+        res.findings = []
+    if args.format == "text":
+        for line in t.lines():
+            print(line, file=sys.stderr)
+    return {"suppressed": t.summary()}
+
+
+def _report_of(path: str, irs: tuple[str, ...]) -> dict[str, Any]:
+    """One side of ``irscan diff``: a saved ``--format json`` report, or a fresh scan of captures."""
+    import json
+
+    from irscan.diff.load import is_report, load_report
+    from irscan.pipeline import scan_paths
+    from irscan.report import json as json_report
+
+    if is_report(Path(path)):
+        return load_report(Path(path))
+    res = scan_paths([Path(path)], irs)
+    doc = json_report.document(res.findings, res.kernels, res.unseen, errors=res.errors, accesses=res.accesses)
+    loaded: dict[str, Any] = json.loads(json.dumps(doc, default=str))  # the form a saved report has
+    return loaded
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from irscan.diff import triage
+    from irscan.diff.match import diff
+    from irscan.report import diff as render
+
+    irs = _irs(args.ir)
+    base, new = _report_of(args.base, irs), _report_of(args.new, irs)
+    t = triage.documents(base, new, Path(args.baseline) if args.baseline else None)
+    d = diff(base, new)
+    extra = {"suppressed": t.summary(), "errors": [*base.get("errors", []), *new.get("errors", [])]}
+    if args.format == "json":
+        print(render.render_json(d, args.base, args.new, extra))
+    elif args.format == "markdown":
+        print(render.render_markdown(d))
+    elif args.format == "sarif":
+        from irscan.report import sarif
+
+        print(sarif.render_diff(d, extra))
+    else:
+        print(render.render_text(d))
+        for line in t.lines():
+            print(line, file=sys.stderr)
+    return EXIT_FINDINGS if d.reaches(args.fail_on) else 0
 
 
 def _program_status(rc: int) -> dict[str, Any]:
@@ -152,7 +219,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     out = Path(args.out or tmp.name)  # type: ignore[union-attr]
     try:
         program = _program(args)
-        rc = _run(args, out, stdout_to_stderr=args.format == "json")
+        rc = _run(args, out, stdout_to_stderr=args.format != "text")
         res = scan_safely(out, args.strict, irs)
         scan_errors = len(res.errors)
         res.errors += _unfinished_notes(out) if out.is_dir() else []
@@ -162,7 +229,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
             res.errors.append(f"irscan: the audited program {how}{after}")
         if not res.kernels and not scan_errors:
             res.errors.append("irscan: no kernel was captured (nothing compiled through cute.compile / @cute.jit)")
-        _emit(res, args.format, dsl_environment(), program={"argv": program, **_program_status(rc)})
+        extra = _triage(res, args)
+        _emit(res, args.format, dsl_environment(), program={"argv": program, **_program_status(rc)}, **extra)
         if tmp is not None and res.findings:
             print("irscan: the captures were temporary; `irscan audit --out DIR` keeps them", file=sys.stderr)
         if rc != 0:
@@ -202,13 +270,15 @@ def build_parser() -> argparse.ArgumentParser:
     fail = {"choices": ["must", "may", "never"], "help": "exit 1 when findings reach this severity"}
     p = sub.add_parser("scan", help="scan captured IR: files (.mlir, .ptx, .xz) or capture folders")
     p.add_argument("paths", nargs="+")
-    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--format", choices=["text", "json", "sarif"], default="text")
     p.add_argument("--fail-on", default="must", **fail)  # type: ignore[arg-type]
     p.add_argument("--ir", default="mlir,ptx", help="which IRs to scan: mlir, ptx or mlir,ptx (default both)")
+    _add_triage_options(p)
     p.set_defaults(func=cmd_scan)
 
     p = sub.add_parser("audit", help="run a program, capture what it compiles and scan it (compile-time audit)")
-    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--format", choices=["text", "json", "sarif"], default="text")
+    _add_triage_options(p)
     p.add_argument("--fail-on", default="must", **fail)  # type: ignore[arg-type]
     p.add_argument("--ir", default="mlir,ptx", help="which IRs to scan (default both)")
     p.add_argument("--out", help="keep the captures in this folder (default: a temporary one)")
@@ -219,6 +289,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_run_options(p)
     p.set_defaults(func=cmd_audit)
+
+    p = sub.add_parser("diff", help="what got narrower between two builds (new, fixed, changed, narrowed)")
+    p.add_argument("base", metavar="BASE", help="capture folder or saved --format json report of the base build")
+    p.add_argument("new", metavar="NEW", help="the same for the new build")
+    p.add_argument("--format", choices=["text", "json", "sarif", "markdown"], default="text")
+    p.add_argument(
+        "--fail-on",
+        choices=["new", "worse", "never"],
+        default="new",
+        help="exit 1 on new findings or narrowed accesses (new, the default), also on changed-for-worse (worse)",
+    )
+    p.add_argument("--ir", default="mlir,ptx", help="which IRs to compare (default both)")
+    p.add_argument("--baseline", metavar="FILE", help="leave out findings in this baseline (or saved report)")
+    p.set_defaults(func=cmd_diff)
 
     p = sub.add_parser("rules", help="print each check's doc: what it finds, why it is a bug, an example, the fix")
     p.add_argument("ids", nargs="*", metavar="CHECK", help="check ids (default: all)")

@@ -103,10 +103,39 @@ def _narrow_parts(gr: Graph, rg: Ranges, open_rg: Ranges, ws: list[Any]) -> list
     return out
 
 
+def _split_top(text: str, sep: str) -> list[str]:
+    """``text`` cut at each ``sep`` outside brackets (iterative, linear)."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        ch = text[i]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0 and text.startswith(sep, i):
+            parts.append(text[start:i])
+            start = i + len(sep)
+            i = start
+            continue
+        i += 1
+    parts.append(text[start:])
+    return parts
+
+
+def normal_form(expression: str) -> str:
+    """The canonical expression (findings.canonical_expression) with its terms, and each term's
+    factors, in a fixed order: the readable form orders terms by their range, which a new stride type
+    changes (``ctaid.x*arg0.stride[0] + arg0.ptr`` in i64, ``arg0.ptr + ctaid.x*arg0.stride[0]`` in
+    i32), and products name their factors in operand order."""
+    e = canonical_expression(expression).replace(" - ", " + -")
+    terms = ["*".join(sorted(_split_top(t.strip(), "*"))) for t in _split_top(e, " + ")]
+    return " + ".join(sorted(terms))
+
+
 def access_key(rec: dict[str, Any]) -> str:
     """The record's identity across builds (the finding-id rule, README "Finding ids")."""
     where = [portable_path(rec["file"]), rec["line"] or 0] if rec.get("file") else ["", 0]
-    key = [kernel_key(rec["kernel"]), rec["ir"], *where, rec["kind"], rec["expression"]]
+    key = [kernel_key(rec["kernel"]), rec["ir"], *where, rec["kind"], normal_form(rec["expression"])]
     return hashlib.sha1(json.dumps(key).encode()).hexdigest()[:12]
 
 
