@@ -156,7 +156,7 @@ def judge(case: Case, target: Path, timeout: float = 10.0) -> Outcome:
         last = stderr.strip().splitlines()[-1] if stderr.strip() else "(nothing on stderr)"
         out.failure, out.area = f"exit{rc}:{_template(last)}", _area("", case)
         out.last_line, out.detail = last[:200], stderr[-3000:]
-    elif rc == 2 and not _located(stderr, target):
+    elif rc == 2 and not _located(stderr, target) and not _no_ir_usage_error(stderr, target):
         first = stderr.strip().splitlines()[0] if stderr.strip() else "(nothing on stderr)"
         out.failure, out.area = f"exit2-unlocated:{_template(first)}", _area("", case)
         out.last_line, out.detail = first[:200], stderr[-3000:]
@@ -176,3 +176,11 @@ def _located(stderr: str, target: Path) -> bool:
         if any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots):
             return True
     return False
+
+
+def _no_ir_usage_error(stderr: str, target: Path) -> bool:
+    """A folder with no IR file in it has no line to point at: the README's exit 2 for bad usage,
+    ``irscan: error: <folder>: ...``, is the right answer there."""
+    if not target.is_dir() or any(p.suffix in (".mlir", ".ptx", ".xz") for p in target.rglob("*") if p.is_file()):
+        return False
+    return any(ln.startswith("irscan: error: ") and str(target) in ln for ln in stderr.splitlines())
