@@ -225,3 +225,11 @@ def test_a_location_whose_file_name_holds_a_nul_is_reported_without_its_source_l
     gr, rg = _ranges(b)
     (f,) = checks.run(gr, rg, checks.Context("k", "test.mlir"))
     assert (f.file, f.line, f.source) == ("k\0.py", 3, None)
+
+
+def test_values_past_any_integer_type_are_capped_so_they_stay_printable() -> None:
+    # 3^10000 has 4,772 digits: more than Python prints (int max str digits, 4,300)
+    gr, rg, last = _chain("mlir", 10_000, mul=3)
+    assert rg.interval(rg.value(last)).hi < 1 << 2100
+    (f,) = checks.run(gr, rg, checks.Context("k", "test.mlir"))
+    assert f.severity == "must" and str(f.witness["true"]) and f.message

@@ -49,6 +49,11 @@ class Atom:
 #: longest expression spelled out in a derived input's name
 NAME_LIMIT = 80
 
+#: Ideal values are exact up to this magnitude; past it a value is only "far outside every integer
+#: type", and is capped so that numbers stay printable (Python refuses to print ints of 4,300 digits:
+#: a 10,000-step ``x * 3 + 1`` chain reaches 3^10000) and cheap to multiply.
+HUGE = 1 << 1024
+
 
 @dataclass
 class Ranges(LoopBounds, Inputs):
@@ -157,6 +162,8 @@ class Ranges(LoopBounds, Inputs):
             v = yield from self._eval(n, self.gr.op(n))
         finally:
             self._busy.discard(n)
+        if abs(v.const) > HUGE or any(abs(c) > HUGE for _, c in v.terms):
+            v = self._cap(n, v)
         self._memo[n] = v
         return v
 
@@ -246,6 +253,7 @@ class Ranges(LoopBounds, Inputs):
 
     def _atom(self, key: Any, name: str, iv: Interval, fixed: bool, opaque: bool = False) -> Affine:
         if key not in self.atoms:
+            iv = Interval(min(max(iv.lo, -HUGE), HUGE), max(min(iv.hi, HUGE), -HUGE))
             node = key if isinstance(key, int) else None
             self.atoms[key] = Atom(key, name, iv, fixed, node, opaque)
         return Affine.of_atom(key)
@@ -264,6 +272,16 @@ class Ranges(LoopBounds, Inputs):
             name = f"{op.results[0] if op.results else op.name} (IR line {op.line})"
         res = self._atom(n, name, iv, fixed)
         self.atoms[n].scaled = scales or any(abs(c) != 1 or self.atoms[k].scaled for a in inputs for k, c in a.terms)
+        return res
+
+    def _cap(self, n: int, v: Affine) -> Affine:
+        """Op ``n``'s value ``v`` past :data:`HUGE`, as an input of its own (its interval capped)."""
+        op = self.gr.op(n)
+        key = ("huge", n)
+        res = self._atom(
+            key, f"{op.results[0] if op.results else op.name} (IR line {op.line})", self.interval(v), self._fixed(v)
+        )
+        self.atoms[key].scaled = True
         return res
 
     def trailing_zeros(self, a: Affine) -> int:
