@@ -1,0 +1,169 @@
+"""The launch as the host function of the same module computes it: which host argument reaches
+each kernel parameter, and the grid and block as straight-line integer programs over the host
+arguments' fields.
+
+The DSL lowers ``kernel(...).launch(grid=..., block=...)`` into the ``@cute.jit`` function's LLVM
+code: it reads shape fields (``llvm.extractvalue %arg0[1, 0]``), computes ceil-divisions (``sdiv``,
+``mul``, ``icmp``, ``select``), stores the results into a launch-config struct
+``{array<3 x i32> grid, array<3 x i32> block, ...}`` and hands it to ``cuda.launch_ex @kernel<cfg>
+(args...)``.  When every op behind a stored value is arithmetic in the entry block, the grid is that
+program evaluated on the call's arguments; a load, a call, a loop or a block argument behind it
+makes the grid not derivable here (``reason`` says so).
+
+The two names below are the DSL's (the launch op and the config struct's layout): this is the one
+place the guard knows them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from irscan.analysis.dataflow import Graph
+from irscan.ir import Kind
+
+LAUNCH_OP = "cuda.launch_ex"
+#: the launch config's layout: grid, block (then smem bytes, stream, attributes, count)
+CONFIG_STRUCT = "!llvm.struct<(array<3 x i32>, array<3 x i32>,"
+_CALLEE = re.compile(r"@(?:[\w$.]+::)?@([\w$.]+)\s*<")
+
+#: host ops a straight-line grid computation may use
+PURE = frozenset(
+    {Kind.CONST, Kind.ADD, Kind.SUB, Kind.MUL, Kind.DIV, Kind.REM, Kind.SHL, Kind.LSHR, Kind.ASHR, Kind.AND,
+     Kind.OR, Kind.XOR, Kind.MIN, Kind.MAX, Kind.SELECT, Kind.ICMP, Kind.SEXT, Kind.ZEXT, Kind.TRUNC, Kind.NEG,
+     Kind.EXTRACT, Kind.ARG, Kind.MOV}
+)  # fmt: skip
+
+
+@dataclass
+class HostLaunch:
+    """One ``cuda.launch_ex`` of a host function."""
+
+    kernel: str
+    graph: Graph
+    #: for each kernel parameter, the host parameter passed to it unchanged (None: computed on the host)
+    params: list[int | None] = field(default_factory=list)
+    #: op id of the value stored into grid[0..2] and block[0..2], or a constant
+    grid: list[int] = field(default_factory=list)
+    block: list[int] = field(default_factory=list)
+    #: the ops behind grid and block, in evaluation order
+    program: list[int] = field(default_factory=list)
+    reason: str | None = None  # why the grid/block cannot be derived from the host code
+
+
+def launches(gr: Graph) -> list[HostLaunch]:
+    """Every kernel launch in host function ``gr``."""
+    out = []
+    for n in gr.nodes():
+        op = gr.op(n)
+        if op.name == LAUNCH_OP:
+            m = _CALLEE.search(op.text)
+            if m:
+                out.append(_launch(gr, n, m.group(1)))
+    return out
+
+
+def _launch(gr: Graph, n: int, kernel: str) -> HostLaunch:
+    hl = HostLaunch(kernel, gr)
+    # the dataflow graph does not link an op of no integer result (the launch): resolve its operands here
+    where = {r: op.id for op in gr.fn.ops() for r in op.results} | gr.params
+    ops = [where.get(v) if isinstance(v, str) else None for v in gr.op(n).operands]
+    for d in ops[1:]:
+        dop = gr.op(d) if d is not None else None
+        hl.params.append(int(dop.attrs["param"]) if dop is not None and dop.kind is Kind.ARG else None)
+    cfg = _config_struct(gr, ops[0]) if ops and ops[0] is not None else None
+    if cfg is None:
+        hl.reason = "the launch config is not the host function's own alloca"
+        return hl
+    stores = _config_stores(gr, cfg)
+    entry = {op.id for op in gr.fn.blocks[0].ops} if gr.fn.blocks else set()
+    for part, dims in ((0, hl.grid), (1, hl.block)):
+        for axis in range(3):
+            s = stores.get((part, axis))
+            if s is None:
+                hl.reason = f"{('grid', 'block')[part]}[{axis}] is not stored in the entry block"
+                return hl
+            dims.append(s)
+    why = _straight_line(gr, [*hl.grid, *hl.block], entry, hl.program)
+    if why:
+        hl.reason = why
+    return hl
+
+
+def _config_struct(gr: Graph, handle: int) -> int | None:
+    """The alloca of the config struct: the launch's config operand is a cast of a one-pointer array
+    whose element the host stores the struct's address into."""
+    seen: set[int] = set()
+    todo = [handle]
+    while todo:
+        x = todo.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        op = gr.op(x)
+        if op.kind is Kind.CAST:
+            todo += gr.defs(x, 0)
+            continue
+        for u, slot in gr.users(x):  # the pointer array: store S, gep(A)[0, 0]
+            if gr.op(u).kind is Kind.GEP:
+                for st, sslot in gr.users(u):
+                    sop = gr.op(st)
+                    if sop.kind is Kind.STORE and sslot == sop.addr and slot == 0:
+                        vals = gr.defs(st, 1 - (sop.addr or 0)) if sop.addr in (0, 1) else []
+                        if len(vals) == 1:
+                            return vals[0]
+    return None
+
+
+def _config_stores(gr: Graph, cfg: int) -> dict[tuple[int, int], int]:
+    """(part, axis) -> the op whose value is stored there; only stores in the entry block count."""
+    out: dict[tuple[int, int], int] = {}
+    entry = gr.fn.blocks[0].ops if gr.fn.blocks else []
+    ids = {op.id for op in entry}
+    for op in entry:
+        if op.kind is not Kind.STORE or op.addr is None:
+            continue
+        addr = gr.defs(op.id, op.addr)
+        if len(addr) != 1:
+            continue
+        g = gr.op(addr[0])
+        if (
+            g.kind is not Kind.GEP
+            or gr.defs(g.id, 0) != [cfg]
+            or not str(g.attrs.get("elem_type", "")).startswith(CONFIG_STRUCT)
+        ):
+            continue
+        idx = [i[1] for i in g.attrs.get("indices", ()) if isinstance(i, tuple) and i[0] == "const"]
+        if len(idx) == 3 and idx[0] == 0 and idx[1] in (0, 1) and 0 <= idx[2] < 3:
+            val = gr.defs(op.id, 1 - op.addr)
+            if len(val) == 1 and val[0] in ids:
+                out[(idx[1], idx[2])] = val[0]
+    return out
+
+
+def _straight_line(gr: Graph, roots: list[int], entry: set[int], order: list[int]) -> str | None:
+    """Fill ``order`` with the ops behind ``roots`` (definitions first); a reason when one is not pure
+    arithmetic of the entry block."""
+    done: set[int] = set()
+    for root in roots:
+        stack: list[tuple[int, bool]] = [(root, False)]
+        while stack:
+            x, expanded = stack.pop()
+            if x in done:
+                continue
+            op = gr.op(x)
+            if expanded:
+                done.add(x)
+                order.append(x)
+                continue
+            if op.kind not in PURE or (x not in entry and op.kind is not Kind.ARG):
+                return f"the launch's grid/block depends on {op.name} in the host code (IR line {op.line})"
+            stack.append((x, True))
+            for slot in range(len(op.operands)):
+                if isinstance(op.operands[slot], int):
+                    continue
+                defs = gr.defs(x, slot)
+                if len(defs) != 1:
+                    return f"the launch's grid/block joins several values (IR line {op.line})"
+                stack.append((defs[0], False))
+    return None
