@@ -111,6 +111,12 @@ class Session:
 _active: list[Session] = []
 _original: Callable[..., Any] | None = None
 
+#: The extension point for what else runs on each module a session compiles, between the two halves
+#: (the launch guard, the patcher): ``callback(module, text, infos)`` with the DSL's ``ir.Module`` (still
+#: LLVM-dialect; a callback may rewrite it, and the tail then lowers what it left), its text with
+#: locations, and the kernels' facts.  A callback's failure is the session's warning, not the compile's.
+LLVM_ONLY_CALLBACKS: list[Callable[[Any, str, dict[str, KernelInfo]], None]] = []
+
 
 def _hooked_compile(self: Any, module: Any, pipeline: str, *args: Any, **kwargs: Any) -> Any:
     assert _original is not None
@@ -155,6 +161,14 @@ def _hooked_compile(self: Any, module: Any, pipeline: str, *args: Any, **kwargs:
         if session.strict:
             raise
         session.warn("of the LLVM-dialect module", exc)
+    for callback in list(LLVM_ONLY_CALLBACKS):
+        try:
+            if text is not None:
+                callback(module, text, infos)
+        except Exception as exc:
+            if session.strict:
+                raise
+            session.warn(f"callback {getattr(callback, '__qualname__', callback)}", exc)
     overhead += time.perf_counter() - t1
 
     try:
