@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["capture", "audit", "__version__"]
+__all__ = ["capture", "audit", "guard", "WrapError", "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from irscan.capturing.hook import capture
+    from irscan.guarding.errors import WrapError
+    from irscan.guarding.session import guard
 
 
 def __getattr__(name: str) -> Any:
@@ -22,4 +24,12 @@ def __getattr__(name: str) -> Any:
         from irscan.pipeline import audit
 
         return audit
+    if name == "guard":
+        from irscan.guarding.session import guard
+
+        return guard
+    if name == "WrapError":
+        from irscan.guarding.errors import WrapError
+
+        return WrapError
     raise AttributeError(name)

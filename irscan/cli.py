@@ -219,6 +219,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     out = Path(args.out or tmp.name)  # type: ignore[union-attr]
     try:
         program = _program(args)
+        if args.guard:  # the launch guard rides on the capture: IRSCAN_GUARD in the program's environment
+            os.environ["IRSCAN_GUARD"] = args.guard
         rc = _run(args, out, stdout_to_stderr=args.format != "text")
         res = scan_safely(out, args.strict, irs)
         scan_errors = len(res.errors)
@@ -286,6 +288,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--keep-going",
         action="store_true",
         help="a captured module irscan cannot scan is listed in the errors but does not fail the audit (exit 5)",
+    )
+    p.add_argument(
+        "--guard",
+        nargs="?",
+        const="raise",
+        choices=["raise", "warn"],
+        help="also check every launch before it reaches the GPU: a launch that wraps raises irscan.WrapError "
+        "(raise, the default) or warns once per kernel (warn)",
     )
     _add_run_options(p)
     p.set_defaults(func=cmd_audit)

@@ -22,6 +22,7 @@ from typing import Any
 
 ENV_OUT = "IRSCAN_CAPTURE"
 ENV_STRICT = "IRSCAN_STRICT"
+ENV_GUARD = "IRSCAN_GUARD"  # raise|warn: also check every launch (irscan.guarding)
 TARGET = "cutlass.base_dsl.compiler"
 
 #: Environment the DSL must see *before* ``import cutlass`` so that no compile is served from a cache.
@@ -85,6 +86,10 @@ def _start() -> None:
 
         _context = capture(out=os.environ[ENV_OUT], strict=os.environ.get(ENV_STRICT) == "1")
         _context.__enter__()  # kept open for the life of the process
+        if os.environ.get(ENV_GUARD):  # the launch guard rides on this capture (irscan/guarding/session.py)
+            from irscan.guarding.session import arm
+
+            arm(os.environ[ENV_GUARD], os.environ[ENV_OUT])
     except Exception as exc:  # fail open: the user's program runs as if irscan were not there
         if os.environ.get(ENV_STRICT) == "1":
             raise
@@ -96,7 +101,7 @@ def activate() -> None:
     if not os.environ.get(ENV_OUT) or any(isinstance(f, _Finder) for f in sys.meta_path):
         return
     try:
-        prepare_environment()
+        prepare_environment(lineinfo=True if os.environ.get(ENV_GUARD) else None)  # the guard names statements
         if TARGET in sys.modules:
             _start()
         else:

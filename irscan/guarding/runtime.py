@@ -20,6 +20,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from irscan.findings import kernel_key
 from irscan.guarding.conditions import Condition
 from irscan.guarding.contract import limit_text, plain, render
 from irscan.guarding.errors import WrapError
@@ -29,22 +30,18 @@ MODES = ("raise", "warn")
 _ATTR = "_irscan_guard"
 
 _lock = threading.Lock()
-#: id(ir.Module) -> (the module, its guards by host function); the module is held so the id stays its own
-_pending: dict[int, tuple[Any, dict[str, ModuleGuard]]] = {}
-_modes: list[str] = []  # the active guards' modes, innermost last
+#: id(ir.Module) -> (the module, its guards by host function, the mode); the module is held so that
+#: its id stays its own until the compiled function claims it
+_pending: dict[int, tuple[Any, dict[str, ModuleGuard], str]] = {}
 _subclasses: dict[type, type] = {}
 _original_init: Callable[..., None] | None = None
 _notes: list[str] = []  # what the guard said about kernels it could not check (for reports and tests)
 
 
-def mode() -> str | None:
-    return _modes[-1] if _modes else None
-
-
-def register(module: Any, guards: dict[str, ModuleGuard]) -> None:
-    """Called by the capture hook for every module compiled while a guard is active."""
+def register(module: Any, guards: dict[str, ModuleGuard], mode: str) -> None:
+    """Called for every module compiled while a guard is active."""
     with _lock:
-        _pending[id(module)] = (module, guards)
+        _pending[id(module)] = (module, guards, mode)
     for mg in guards.values():
         for lg in mg.launches:
             if lg.compiled is None and (lg.conditions or lg.spans):
@@ -59,8 +56,9 @@ def _say(msg: str) -> None:
 class Checker:
     """The checks of one compiled function: every launch its host function makes."""
 
-    def __init__(self, mg: ModuleGuard):
-        self.guards = [g for g in mg.active]
+    def __init__(self, mg: ModuleGuard, mode: str):
+        self.mode = mode
+        self.guards = mg.active
         self.checks = tuple((g, g.compiled.check) for g in self.guards if g.compiled is not None)
         self.warned: set[tuple[str, int]] = set()
 
@@ -80,7 +78,7 @@ class Checker:
 
     def _violated(self, g: LaunchGuard, i: int, args: tuple[Any, ...]) -> None:
         err = wrap_error(g, i, args)
-        if (mode() or "raise") == "raise":
+        if self.mode == "raise":
             raise err
         if (g.kernel, i) not in self.warned:
             self.warned.add((g.kernel, i))
@@ -108,7 +106,7 @@ def wrap_error(g: LaunchGuard, i: int, args: tuple[Any, ...]) -> WrapError:
             f"{_where(c)}tensor {s.name} spans {reached:,} elements, past {limit_text(s.limit)}, and the kernel"
             f" indexes it with 32-bit arithmetic the launch cannot bound ({expr})"
         )
-    msg += f" [kernel {c.kernel}, finding {c.finding}]"
+    msg += f" [kernel {kernel_key(c.kernel)}, finding {c.finding}]"
     return WrapError(
         msg, kernel=c.kernel, file=c.file, line=c.line, expression=expr, value=reached, limit=c.hi,
         values=shown, finding=c.finding, contract=c.bounded,
@@ -136,14 +134,14 @@ def _guarded_class(cls: type) -> type:
     return sub
 
 
-def attach(fn: Any, guards: dict[str, ModuleGuard]) -> bool:
+def attach(fn: Any, guards: dict[str, ModuleGuard], mode: str = "raise") -> bool:
     """Give compiled function ``fn`` the checks of its host function; False when it has none."""
     mg = guards.get(getattr(fn, "function_name", None) or "")
     if mg is None and len(guards) == 1:
         mg = next(iter(guards.values()))
     if mg is None or not mg.active:
         return False
-    setattr(fn, _ATTR, Checker(mg))
+    setattr(fn, _ATTR, Checker(mg, mode))
     fn.__class__ = _guarded_class(type(fn))
     return True
 
@@ -155,7 +153,7 @@ def _init_then_attach(self: Any, *args: Any, **kwargs: Any) -> None:
         entry = _pending.pop(id(getattr(self, "ir_module", None)), None)
     if entry is not None:
         try:
-            attach(self, entry[1])
+            attach(self, entry[1], entry[2])
         except Exception as exc:  # fail open: the user's compiled function works unguarded
             _say(f"irscan guard: could not attach to {type(self).__name__} ({type(exc).__name__}: {exc})")
 
