@@ -6,6 +6,8 @@ full=True)`` (every byte through the grammar) give equal :class:`irscan.ir.Modul
 function, parameter, block, successor and op field, the module's opaque-op counts and structure.
 The fast path never falls back to the full parse on this corpus, and finds truncation itself.
 
+Bad input, generated: nesting thousands deep (regions, aggregate types, locations, attributes, soup)
+parses on both paths without recursion, and literals no value can hold are located syntax errors.
 The timing table (fast cold and warm, full) is ``bench/bench_mlir_parse.py``.
 """
 
@@ -103,3 +105,103 @@ def test_fast_path_finds_truncation_itself(monkeypatch, syntax_file) -> None:  #
         with pytest.raises(ir.IRSyntaxError) as ei:
             mlir.parse_module("\n".join(lines[:cut]), "cut.mlir")
         assert "end of input" in ei.value.message and ei.value.expected == ["}"]
+
+
+# ------------------------------------------------------------------------------ the error contract
+
+#: deeper than Python's default recursion limit (1000): a recursive walk anywhere would fail
+DEEP = 3000
+HUGE = "9" * 5000  # past Python's 4,300-digit limit on int(str)
+
+
+def _kernel(body: str, attrs: str = "{nvvm.kernel}") -> str:
+    head = "module {\n  llvm.func @k(%arg0: !llvm.ptr<1>) attributes " + attrs + " {\n"
+    return head + body + "    llvm.return\n  }\n}\n"
+
+
+def _both(text: str) -> list[ir.Module]:
+    """The module on both paths (the fast one may defer to the grammar; either way no exception)."""
+    return [mlir.parse_module(text, "deep.mlir"), mlir.parse_module(text, "deep.mlir", full=True)]
+
+
+def test_deep_regions_parse() -> None:
+    nest = '"test.op"() ({\n' * DEEP + "}) : () -> ()\n" * DEEP
+    for text, in_function in ((_kernel(nest), 1), ("module {\n" + nest + "}\n", 0)):
+        for m in _both(text):
+            # an op of a function body is the function's; the ones in its regions are outlined
+            outlined = sum(1 for row in m.attrs["structure"] if row[1] == "test.op")
+            assert outlined == DEEP - in_function
+            assert [op.name for f in m.functions for op in f.ops()][:in_function] == ["test.op"] * in_function
+
+
+def test_deep_aggregate_types_parse_with_their_sizes() -> None:
+    arr = "!llvm.array<1 x " + "array<1 x " * (DEEP - 1) + "i32" + ">" * DEEP
+    st = "!llvm.struct<(" + "struct<(i64, " * (DEEP - 1) + "i32" + ")>" * (DEEP - 1) + ")>"
+    text = _kernel(
+        f"    %0 = llvm.load %arg0 : !llvm.ptr<1> -> {arr}\n"
+        f"    %1 = llvm.getelementptr %arg0[%0] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, {st}\n"
+        f"    %2 = llvm.mlir.undef : {st}\n"
+        f"    %3 = llvm.extractvalue %2[0] : {st}\n"
+    )
+    for m in _both(text):
+        load, gep, _, extract = m.functions[0].blocks[0].ops[:4]
+        assert load.attrs["size"] == 4 and load.attrs["result_types"] == (arr,)
+        # each level below the outer one: an i64 and the next struct at offset 8; the innermost is 16 bytes
+        assert gep.attrs["elem_size"] == 8 * DEEP
+        assert extract.attrs["result_types"] == ("!llvm." + "struct<(i64, " * (DEEP - 1) + "i32" + ")>" * (DEEP - 1),)
+
+
+def test_deep_locations_and_attributes_parse() -> None:
+    callsite = "loc(" + "callsite(" * DEEP + '"a.py":1:2' + ' at "b.py":3:4)' * DEEP + ")"
+    named = "#loc1 = loc(" + '"n"(' * DEEP + '"c.py":5:6' + ")" * DEEP + ")\n"
+    attrs = "{nvvm.kernel, a = " + "{b = " * DEEP + "1" + "}" * DEEP + ", c = " + "[" * DEEP + "]" * DEEP + "}"
+    body = (
+        f"    %0 = llvm.mlir.constant(1 : i32) : i32 {callsite}\n"
+        "    %1 = llvm.mlir.constant(2 : i32) : i32 loc(#loc1)\n"
+    )
+    for m in _both(_kernel(body, attrs) + named):
+        fn = m.functions[0]
+        a, b = fn.blocks[0].ops[:2]
+        assert a.loc == ir.Loc("a.py", 1, 2) and b.loc == ir.Loc("c.py", 5, 6, "n")
+        inner = fn.attrs["attributes"]["a"]
+        for _ in range(DEEP - 1):
+            inner = inner["b"]
+        assert inner == {"b": 1}
+
+
+def test_deep_soup_keeps_its_operands() -> None:
+    text = _kernel("    test.op " + "(" * DEEP + "%arg0, [%arg0]" + ")" * DEEP + "\n")
+    for m in _both(text):
+        assert m.functions[0].blocks[0].ops[0].operands == ("%arg0", "%arg0")
+
+
+@pytest.mark.parametrize(
+    "line, at",
+    [
+        (f"    %0 = llvm.mlir.constant({HUGE} : i32) : i32", HUGE),
+        (f"    %0 = llvm.mlir.constant(1 : i{HUGE}) : i{HUGE}", "i" + HUGE),
+        ("    %0 = llvm.mlir.constant(1 : i99999999) : i99999999", "i99999999"),  # wider than MLIR allows
+        (f"    %0 = llvm.getelementptr %arg0[{HUGE}] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i32", HUGE),
+        (f"    %0 = llvm.load %arg0 : !llvm.ptr<1> -> !llvm.array<{HUGE} x i32>", HUGE),
+        (f"    %0 = llvm.load %arg0 : !llvm.ptr<1> -> vector<{HUGE}xi32>", HUGE),
+        (f"    llvm.store %arg0, %arg0 {{alignment = {HUGE} : i64}} : !llvm.ptr<1>, !llvm.ptr<1>", HUGE),
+        (
+            f"    %0 = llvm.mlir.undef : i32\n    %1 = llvm.extractvalue %0[{HUGE}] : !llvm.struct<(i32)>",
+            HUGE,
+        ),
+        (f"    %0 = nvvm.read.ptx.sreg.tid.x range <i32, 0, {HUGE}> : i32", HUGE),
+        (f'    %0 = "test.op"() : () -> i32 loc("a.py":{HUGE}:1)', "loc("),
+        (f'    %0:{HUGE} = "test.op"() : () -> i32', HUGE),
+        ('    %0:99999999 = "test.op"() : () -> i32', "99999999"),  # more results than the line is long
+    ],
+    ids=["const", "width", "wide", "gep", "array", "vector", "attr", "path", "sreg", "loc", "results", "group"],
+)
+def test_literals_no_value_can_hold_are_located(line: str, at: str) -> None:
+    text = _kernel(line + "\n")
+    lines = text.split("\n")
+    row = next(i for i, x in enumerate(lines) if at in x)
+    for full in (False, True):
+        with pytest.raises(ir.IRSyntaxError) as ei:
+            mlir.parse_module(text, "big.mlir", full=full)
+        e = ei.value
+        assert (e.path, e.line, e.col) == ("big.mlir", row + 1, lines[row].index(at) + 1), (full, str(e))

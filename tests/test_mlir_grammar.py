@@ -267,6 +267,41 @@ def test_grammar_is_lalr_with_contextual_lexer() -> None:
     assert lk.options.parser == "lalr" and lk.options.lexer == "contextual"
 
 
+def test_parser_tables_cached_and_keyed_by_the_grammar(tmp_path, monkeypatch) -> None:
+    """The tables of a grammar are kept in the cache and read back; a changed grammar gets its own file,
+    and a table at its path built from another grammar is never used (lark checks the hash it starts
+    with), so a grammar edited without regenerating anything parses by its new rules."""
+    from irscan.frontend import lark_tables
+
+    monkeypatch.setenv("IRSCAN_CACHE_DIR", str(tmp_path / "cache"))
+    g = tmp_path / "g.lark"
+    g.write_text('start: "a"\n')
+    assert lark_tables.build(g).parse("a") is not None
+    (old,) = (tmp_path / "cache").iterdir()
+    assert lark_tables.build(g).parse("a") is not None and list((tmp_path / "cache").iterdir()) == [old]
+
+    g.write_text('start: "b"\n')
+    new = lark_tables.table_path("g", g.read_text(), lark_tables.LALR)
+    assert new is not None and new != old
+    new.write_bytes(old.read_bytes())  # stale tables where the new grammar's belong
+    assert lark_tables.build(g).parse("b") is not None
+
+
+def test_parser_tables_never_fail_on_a_bad_cache(tmp_path, monkeypatch) -> None:
+    from irscan.frontend import lark_tables
+
+    g = tmp_path / "g.lark"
+    g.write_text('start: "a"\n')
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("IRSCAN_CACHE_DIR", str(tmp_path / "file" / "sub"))  # cannot be made
+    assert lark_tables.cache_dir() is None and lark_tables.build(g).parse("a") is not None
+    monkeypatch.setenv("IRSCAN_CACHE_DIR", str(tmp_path / "cache"))
+    path = lark_tables.table_path("g", g.read_text(), lark_tables.LALR)
+    assert path is not None
+    path.write_bytes(b"garbage")  # corrupt: rebuilt and rewritten
+    assert lark_tables.build(g).parse("a") is not None and path.read_bytes() != b"garbage"
+
+
 def test_printer_bug_loc_after_zero_operand_op() -> None:
     text = '#l = loc("/a.py":3:1)\nllvm.func @f() {\n  nvvm.barrier loc(#l)\n  llvm.return loc(#l)\n}\n'
     for full in (False, True):

@@ -12,9 +12,9 @@ import threading
 from functools import lru_cache
 from typing import Any
 
-from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
+from irscan.frontend import lark_tables
 from irscan.frontend.mlir.transform import ToRecords
 from irscan.frontend.mlir.transform_types import BadLiteral
 from irscan.frontend.mlir.types import Ty
@@ -33,15 +33,8 @@ STARTS = ["start", "op", "type", "block_label", "attr_dict", "loc_attr"]
 class _Parser:
     def __init__(self) -> None:
         self.transformer = ToRecords()
-        self.lark = Lark(
-            GRAMMAR_PATH.read_text(),
-            parser="lalr",
-            lexer="contextual",
-            start=STARTS,
-            transformer=self.transformer,
-            maybe_placeholders=False,
-            propagate_positions=False,
-            cache=True,
+        self.lark = lark_tables.build(
+            GRAMMAR_PATH, self.transformer, start=STARTS, maybe_placeholders=False, propagate_positions=False
         )
         self.lock = threading.RLock()
 

@@ -29,17 +29,11 @@ _LARK_LOCK = threading.Lock()
 
 @functools.lru_cache(maxsize=1)
 def _lark() -> Any:
-    from lark import Lark
+    from irscan.frontend import lark_tables
 
     with _LARK_LOCK:
-        return Lark(
-            GRAMMAR_PATH.read_text(),
-            parser="lalr",
-            lexer="contextual",
-            start=["start", "stmt", "top"],
-            propagate_positions=True,
-            maybe_placeholders=False,
-            cache=True,
+        return lark_tables.build(
+            GRAMMAR_PATH, start=["start", "stmt", "top"], propagate_positions=True, maybe_placeholders=False
         )
 
 
