@@ -36,16 +36,12 @@ VARIANTS = {
 }
 
 
-@pytest.fixture(scope="module")
-def builds(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
-    """Each variant captured (in parallel) and its capture folder; the variants' texts differ as named."""
-    root = tmp_path_factory.mktemp("diff")
-    text = PROGRAM.read_text()
-    assert BUGGY in text
+def capture_variants(root: Path, texts: dict[str, str]) -> SimpleNamespace:
+    """Each program text captured (in parallel) as ``root/<name>/kernel.py`` into ``root/<name>/cap``."""
     procs = {}
-    for name, make in VARIANTS.items():
+    for name, text in texts.items():
         (root / name).mkdir()
-        (root / name / "kernel.py").write_text(make(text))
+        (root / name / "kernel.py").write_text(text)
         cmd = [
             sys.executable,
             "-m",
@@ -65,8 +61,17 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     for name, p in procs.items():
         _, err = p.communicate(timeout=300)
         assert p.returncode == 0, (name, err.decode())
-    assert (root / "added" / "kernel.py").read_text() != text
-    return SimpleNamespace(root=root, **{n: root / n / "cap" for n in VARIANTS})
+    return SimpleNamespace(root=root, **{n: root / n / "cap" for n in texts})
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
+    """Each variant captured and its capture folder; the variants' texts differ as named."""
+    text = PROGRAM.read_text()
+    assert BUGGY in text
+    b = capture_variants(tmp_path_factory.mktemp("diff"), {n: make(text) for n, make in VARIANTS.items()})
+    assert (b.root / "added" / "kernel.py").read_text() != text
+    return b
 
 
 def _diff(base: Path, new: Path, *opts: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
@@ -255,3 +260,14 @@ def test_matching_ignores_term_order_and_the_kernel_s_mangled_suffix() -> None:
     )
     d = diff({"findings": [b], "accesses": []}, {"findings": [n], "accesses": []})
     assert d.unchanged == 1 and not (d.new or d.fixed or d.changed)
+
+
+def test_a_baseline_takes_accepted_findings_out_of_the_diff(
+    builds: SimpleNamespace, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The narrowing is still reported: a baseline holds findings, and the access did narrow."""
+    b = tmp_path / "baseline.json"
+    assert main(["scan", str(builds.buggy), "--write-baseline", str(b)]) == 0
+    capsys.readouterr()
+    rc, doc = _diff(builds.fixed, builds.buggy, "--baseline", str(b), capsys=capsys)
+    assert rc == 1 and doc["new"] == [] and doc["narrowed"] and doc["suppressed"]["baseline"] == 2

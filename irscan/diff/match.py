@@ -42,8 +42,24 @@ def _file(e: Entry) -> str:
 
 
 def _text(e: Entry) -> str:
+    """The statement's text, blanks normalised and a trailing comment dropped (adding a suppression or
+    a note to the line leaves the statement what it was)."""
     s = e.get("source")
-    return " ".join(s.split()) if isinstance(s, str) and s else f"line {e.get('line') or 0}"
+    return " ".join(_code(s).split()) if isinstance(s, str) and s else f"line {e.get('line') or 0}"
+
+
+def _code(line: str) -> str:
+    """``line`` up to its comment: the first ``#`` outside a string literal."""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote and line[i - 1] != "\\":
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#":
+            return line[:i]
+    return line
 
 
 def _kind(e: Entry) -> str:
