@@ -314,7 +314,7 @@ class _Indexer(SpecSource):
                 dict(spec.attrs),
                 spec.addr,
                 spec.space,
-                loc,  # type: ignore[arg-type]
+                loc,
                 first_line,
                 (first_text or s)[:300],
                 bi,

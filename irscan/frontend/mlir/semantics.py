@@ -115,7 +115,7 @@ class Spec:
         self.flags: frozenset[str] = frozenset()
         self.attrs: dict[str, Any] = {"result_types": rtypes}
         self.addr: int | None = None
-        self.space: str | None = None
+        self.space: AddressSpace | None = None
         self.operands = operands
         self.succs: tuple[tuple[str, tuple[str, ...]], ...] = ()
         self.post = False
@@ -256,7 +256,7 @@ def _gep_spec(sp: Spec, info: dict[str, Any]) -> Spec:
     in_types: list[Ty] = info["in_types"]
     elem: Ty = info["elem"]
     base = in_types[0] if in_types else None
-    indices: list[tuple] = []
+    indices: list[tuple[Any, ...]] = []
     dyn = 0
     for tok in info["indices"]:
         if tok.type == "SSA_ID":

@@ -228,7 +228,7 @@ class SpecSource:
 
     def generic_spec(self, name: str, body: str, nres: int, key: tuple[str, int, str]) -> Spec:
         sb = strip_strings(body)
-        b = Body("generic", name, None, [], rtypes=soup_rtypes(name, sb, nres), info=soup_info(name, body))  # type: ignore[arg-type]
+        b = Body("generic", name, None, [], rtypes=soup_rtypes(name, sb, nres), info=soup_info(name, body))
         spec = build_spec(b)
         self.gcache[key] = spec
         return spec

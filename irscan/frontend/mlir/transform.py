@@ -46,7 +46,7 @@ def result_group_error(n: int, line: int) -> str:
     return f"a group of {n} results on a line of {line} characters"
 
 
-class _Results(tuple):
+class _Results(tuple[str, ...]):
     __slots__ = ()
 
 
@@ -57,7 +57,7 @@ class _TLoc:
         self.expr = expr
 
 
-class ToRecords(TypeAttrRules, Transformer):
+class ToRecords(TypeAttrRules, Transformer[Token, Any]):
     """The whole transformer; ``src`` is the text being parsed (types and attributes slice it)."""
 
     def __init__(self) -> None:
@@ -146,7 +146,7 @@ class ToRecords(TypeAttrRules, Transformer):
     # ------------------------------------------------------------------ ops with meaning
 
     def op_kw(self, c: list[Any]) -> str:
-        return c[0].value
+        return str(c[0].value)
 
     def overflow(self, c: list[Any]) -> frozenset[str]:
         return frozenset(t.value for t in c)
@@ -157,7 +157,8 @@ class ToRecords(TypeAttrRules, Transformer):
     def gep_index(self, c: list[Any]) -> Token:
         if c[0].type == "INT":
             lit_int(c[0])  # an index too long for an int is an error here, at its token
-        return c[0]
+        tok: Token = c[0]
+        return tok
 
     def mem_mod(self, c: list[Any]) -> tuple[str, str | None]:
         return c[0].value, (c[1].value[1:-1] if len(c) > 1 else None)
@@ -304,10 +305,10 @@ class ToRecords(TypeAttrRules, Transformer):
             "switch", "llvm.switch", c[0], [c[1].value], succs=[default] + [s for _, s in cases], rtypes=(), info=info
         )
 
-    def switch_cases(self, c: list[Any]) -> list[tuple[int, tuple]]:
+    def switch_cases(self, c: list[Any]) -> list[tuple[int, tuple[Any, ...]]]:
         return list(c)
 
-    def switch_case(self, c: list[Any]) -> tuple[int, tuple]:
+    def switch_case(self, c: list[Any]) -> tuple[int, tuple[Any, ...]]:
         return lit_int(c[0]), c[1].t()
 
     def ret(self, c: list[Any]) -> Body:

@@ -40,7 +40,6 @@ class BadLiteral(UnexpectedInput):
     def __init__(self, tok: Token, message: str) -> None:
         super().__init__()
         self.line, self.column = tok.line or 0, tok.column or 0
-        self.pos_in_stream = tok.start_pos
         self.message = message
 
     def __str__(self) -> str:
@@ -120,7 +119,8 @@ class TypeAttrRules:
         return self._ty(c, "func", fields=tuple(_tys(c[:-1])), elem=c[-1])
 
     def bang_type(self, c: list[Any]) -> Ty:
-        return c[0]
+        ty: Ty = c[0]
+        return ty
 
     def sptr_type(self, c: list[Any]) -> Ty:
         return self.ptr_type(c)
@@ -199,7 +199,7 @@ class TypeAttrRules:
         return AttrText(c[0].value)
 
     def str_attr(self, c: list[Any]) -> str:
-        return c[0].value[1:-1]
+        return str(c[0].value[1:-1])
 
     def true_attr(self, c: list[Any]) -> bool:
         return True
@@ -230,7 +230,8 @@ class TypeAttrRules:
         return AttrText("distinct")
 
     def type_attr(self, c: list[Any]) -> Ty:
-        return c[0]
+        ty: Ty = c[0]
+        return ty
 
     def hash_attr(self, c: list[Any]) -> AttrText:
         return AttrText(self._text(c)[0])
