@@ -63,6 +63,9 @@ class Kind(str, Enum):
     BRANCH = "branch"
     RETURN = "return"
     CALL = "call"
+    #: a kernel launch in a host function (MLIR ``cuda.launch_ex``): attrs["kernel"] the kernel's symbol
+    #: name; operands: the launch config value, then the kernel arguments in order
+    LAUNCH = "launch"
     OPAQUE = "opaque"  # parsed, but its semantics are unknown to the analysis
 
 
