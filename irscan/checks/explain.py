@@ -175,6 +175,9 @@ def explain(gr: Graph, rg: Ranges, c: Candidate, check: Check, ctx: Context) -> 
     if th is not None:
         th["undefined_behaviour_from"] = "2^31 (nsw)" if ub else None
         th["wraps_at"] = "2^31" if w.signed else "2^32"
+        from irscan.guarding.contract import safe_while  # the launch guard's contract, in the report too
+
+        th["safe_while"] = safe_while(gr, rg, c, ctx.kernel_file, ctx.kernel_line)
 
     chain = [
         _step(gr, rg, d, _role(gr.op(d)), wraps=d == c.culprit) for d in c.slice if gr.op(d).kind is not Kind.CONST

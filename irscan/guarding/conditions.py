@@ -24,9 +24,9 @@ from typing import Any, Union
 
 from irscan.analysis.dataflow import Graph
 from irscan.analysis.intervals import Affine
-from irscan.analysis.params import field_by_path, tensor_fields
+from irscan.analysis.params import field_at, field_by_path, meta_fields, tensor_fields
 from irscan.analysis.ranges import Ranges
-from irscan.ir import Kind, Param
+from irscan.ir import Kind, Param, ParamField
 
 #: the largest number of atoms rewritten for one condition (a bigger tree is not a launch-time check)
 MAX_NODES = 200
@@ -153,7 +153,15 @@ class Rewriter:
     def field(self, n: int) -> Field | None:
         """The parameter field op ``n`` reads (an MLIR extractvalue of a whole parameter, or a scalar)."""
         op = self.gr.op(n)
-        if op.kind is Kind.ARG and "field" not in op.attrs:
+        pf = op.attrs.get("field")
+        if op.kind is Kind.ARG and isinstance(pf, ParamField):  # PTX: ld.param at a byte offset
+            meta = self.meta_args[pf.param] if pf.param < len(self.meta_args) else None
+            if isinstance(meta, dict) and "modes" not in meta and pf.offset == 0 and pf.width in (32, 64):
+                return Field(pf.param, "scalar", 0)  # a scalar parameter, read whole
+            named = field_at(meta_fields(pf.param, meta), pf) if isinstance(meta, dict) else None
+            m = _FIELD_NAME.search(named.name) if named else None
+            return Field(pf.param, m.group(1), int(m.group(2))) if m else None
+        if op.kind is Kind.ARG:
             return Field(int(op.attrs.get("param", -1)), "scalar", 0) if op.width in (32, 64) else None
         defs = self.gr.defs(n, 0)
         if op.kind is not Kind.EXTRACT or len(defs) != 1 or self.gr.op(defs[0]).kind is not Kind.ARG:
@@ -182,6 +190,8 @@ class Rewriter:
             node = self._node(at.node, at.factors) or node
         if isinstance(node, Sreg) and at.fixed:
             self.fixed[node] = at.iv.hi
+        elif isinstance(node, (Product, Binary, Select)) and at.fixed:
+            node = Known(at.name, at.iv.lo, at.iv.hi)  # pinned by the compile: its interval is exact enough
         self._memo[key] = node
         return node
 
@@ -283,6 +293,9 @@ def accessed_tensor(gr: Graph, sink: int) -> int | None:
             return None
         n, slot = defs[0], 0
         d = gr.op(n)
+        pf = d.attrs.get("field")
+        if d.kind is Kind.ARG and isinstance(pf, ParamField):  # PTX: ld.param of the pointer field
+            return pf.param if pf.offset == 0 else None
         if d.kind is Kind.EXTRACT and tuple(d.attrs.get("path", ())) == (0,):
             root = gr.defs(n, 0)
             if len(root) == 1 and gr.op(root[0]).kind is Kind.ARG:

@@ -49,13 +49,18 @@ def render(x: Lin, leaf: Leaf) -> str:
 
 
 def _node(nd: Node, leaf: Leaf) -> str:
-    if isinstance(nd, Product):
-        return f"{_paren(render(nd.a, leaf))}*{_paren(render(nd.b, leaf))}"
+    if isinstance(nd, Product):  # the launch-bounded factor first: (grid.x - 1)*src.stride[0]
+        a, b = (nd.b, nd.a) if _has_field(nd.a) and not _has_field(nd.b) else (nd.a, nd.b)
+        return f"{_paren(render(a, leaf))}*{_paren(render(b, leaf))}"
     if isinstance(nd, Select):
         return f"select({render(nd.a, leaf)}, {render(nd.b, leaf)})"
     if isinstance(nd, Binary):
         return f"{nd.kind.value}({render(nd.a, leaf)}, {render(nd.b, leaf)})"
     return leaf(nd)
+
+
+def _has_field(x: Lin) -> bool:
+    return any(isinstance(n, Field) for n, _ in x.terms)
 
 
 def _paren(s: str) -> str:
@@ -75,18 +80,15 @@ def plain(names: tuple[str, ...]) -> Leaf:
     return leaf
 
 
-def at_top(names: tuple[str, ...], fixed: dict[Sreg, int] | None = None) -> Leaf:
+def at_top(names: tuple[str, ...]) -> Leaf:
     """Leaves at their largest value in the user's terms (the contract)."""
-    fixed = fixed or {}
 
     def leaf(nd: Node) -> str:
         if isinstance(nd, Sreg):
-            if nd in fixed:
-                return str(fixed[nd])
             dim = launch_name(nd)
-            return dim if nd.base.startswith("n") else f"({dim} - 1)"
+            return dim if nd.base.startswith("n") else f"{dim} - 1"
         if isinstance(nd, Extent):
-            return f"({nd.name(names)} - 1)" if isinstance(nd.extent, Field) else str(int(nd.extent) - 1)
+            return f"{nd.name(names)} - 1" if isinstance(nd.extent, Field) else str(int(nd.extent) - 1)
         if isinstance(nd, Known):
             return f"{nd.hi:,}" if nd.hi < (1 << 31) - 1 else nd.label
         return nd.name(names) if isinstance(nd, Field) else "?"
@@ -128,14 +130,30 @@ def _field_times_fixed(p: Product, fixed: dict[Sreg, int]) -> tuple[Field, int] 
     return None
 
 
-def safe_while(gr: Graph, rg: Ranges, c: Candidate, names: tuple[str, ...]) -> dict[str, Any] | None:
+def safe_while(
+    gr: Graph, rg: Ranges, c: Candidate, kernel_file: str | None, kernel_line: int | None
+) -> dict[str, Any] | None:
     """The contract of one candidate, for the static report: ``{"text", "solved", "assumes_extent"}``;
     None when some input is neither a parameter, a launch dimension nor a bounded coordinate."""
+    from irscan.guarding.prepare import param_names  # the kernel's Python names, read from its def
+
+    names = param_names({"file": kernel_file, "line": kernel_line}, len(gr.fn.params))
     rw = Rewriter(gr, rg, rg.meta_args)
     tensor = accessed_tensor(gr, c.sinks[0]) if c.sinks else None
     value, bound = bind_extents(rw, rw.lin(c.value), tensor)
     if unbounded(value):
         return None
     fixed = rw.fixed
-    text = f"{render(value, at_top(names, fixed))} <= {limit_text(c.limit.hi)}"
-    return {"text": text, "solved": solve(value, c.limit.hi, names, fixed), "assumes_extent": bound}
+    text = f"{render(value, at_top(names))} <= {limit_text(c.limit.hi)}"
+    solved = solve(value, c.limit.hi, names, fixed)
+    dims = sorted({launch_name(s): s.base for s in fixed}.items())
+    pinned = ", ".join(f"{d} = {fixed_dim(fixed, d):,}" for d, _ in dims)
+    return {"text": text, "solved": solved, "launch": pinned or None, "assumes_extent": bound}
+
+
+def fixed_dim(fixed: dict[Sreg, int], dim: str) -> int:
+    """A launch dimension the compile pins, from the top value of its register (``ctaid.x`` <= grid.x - 1)."""
+    for s, hi in fixed.items():
+        if launch_name(s) == dim:
+            return hi if s.base.startswith("n") else hi + 1
+    raise KeyError(dim)

@@ -50,6 +50,11 @@ def render_finding(f: Finding) -> str:
             f"  witness: {f.wraps_when['text'].replace('>=', '=')}: true value {_num(w['true'])} -> i32 "
             f"{_num(w['i32'])} -> {w['extension']}-extended {w['extended_hex']}"
         )
+        sw = f.wraps_when.get("safe_while")
+        if sw:
+            pinned = f"; the compile fixes {sw['launch']}" if sw.get("launch") else ""
+            solved = f", so {sw['solved']}" if sw.get("solved") else ""
+            lines.append(f"  safe while {sw['text']}{pinned}{solved}")
         if f.wraps_when.get("input_fixed_by_launch"):
             lo, hi = f.wraps_when["input_range"]
             lines.append(f"  the launch reaches {f.wraps_when['input']} in [{_num(lo)}, {_num(hi)}]")
