@@ -65,9 +65,8 @@ from irscan.frontend.mlir.semantics import (
     build_spec,
     finish_function,
     make_op,
-    soup_info,
-    soup_rtypes,
 )
+from irscan.frontend.mlir.soup import soup_info, soup_rtypes
 from irscan.frontend.mlir.templates import NeedFullParse
 from irscan.frontend.text import strip_strings
 

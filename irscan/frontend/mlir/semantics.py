@@ -12,7 +12,6 @@ once every value's type is known.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from operator import itemgetter
 from typing import Any
@@ -21,20 +20,14 @@ from irscan import ir
 from irscan.frontend.mlir.records import AttrText, Body
 from irscan.frontend.mlir.types import (
     Ty,
-    canonical_type_text,
-    find_type_tail,
     int_width_of,
     is_ptr_text,
     may_count,
-    parse_type_tail,
     ptr_space,
     rtype_width,
     space_name,
     type_size,
-    unparen,
-    vector_elem,
 )
-from irscan.frontend.text import balanced, unescape
 from irscan.ir import SREG_RANGES, AddressSpace, Kind, sreg_name
 
 ARITH_KINDS = {
@@ -300,49 +293,6 @@ def _mem_spec(sp: Spec, tag: str, info: dict[str, Any]) -> Spec:
     return sp
 
 
-# ---------------------------------------------------------------------------------- soup ops
-
-_SYM_RE = re.compile(r'@(?:[\w$.\-]+|"(?:[^"\\\n]|\\.)*")')
-_MASK_RE = re.compile(r"\[([-\d, ]*)\]")
-
-
-def soup_rtypes(name: str, body: str, nres: int) -> tuple[str, ...] | None:
-    """Result types of an op with no rule of its own, from its printed text (None: not printed).
-
-    ``body`` runs from the op name to before the location, strings blanked.
-    """
-    if nres == 0:
-        return ()
-    k = find_type_tail(body)
-    if k < 0:
-        # `nvvm.elect.sync -> i1`: a result type with no colon
-        j = body.rfind(" -> ")
-        if j >= 0 and balanced(body[j + 4 :]):
-            outs = unparen(body[j + 4 :])
-            return tuple(canonical_type_text(t) for t in outs[:nres]) if len(outs) >= nres else None
-        return None
-    tail = body[k:].strip()
-    ins, maybe_outs = parse_type_tail(tail)
-    if name == "llvm.extractelement" and ins:
-        e = vector_elem(ins[-1])
-        return (e,) if e else None
-    if name == "llvm.shufflevector" and ins:
-        e = vector_elem(ins[-1])
-        m = _MASK_RE.search(body)
-        if e and m:
-            n = len([x for x in m.group(1).split(",") if x.strip()])
-            return (f"vector<{n}x{e}>",)
-        return None
-    if name == "llvm.fcmp" and ins:
-        t = ins[-1]
-        m = re.fullmatch(r"vector<(\d+)x.+>", t)
-        return (f"vector<{m.group(1)}xi1>",) if m else ("i1",)
-    outs = maybe_outs if maybe_outs is not None else (ins[-nres:] if len(ins) >= nres else [])
-    if len(outs) < nres:
-        return None
-    return tuple(canonical_type_text(t) for t in outs[:nres])
-
-
 def _generic_spec(sp: Spec, body: Body) -> Spec:
     """Ops without a rule: what their name and printed text say (attrs filled from ``info``)."""
     name = sp.name
@@ -384,24 +334,6 @@ def _generic_spec(sp: Spec, body: Body) -> Spec:
     ):
         sp.post = True
     return sp
-
-
-_ASM_RE = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
-
-
-def soup_info(name: str, raw_body: str) -> dict[str, Any]:
-    """Name-specific details of a rule-less op, read from its text (same on both parse paths)."""
-    info: dict[str, Any] = {}
-    if name == "llvm.call":
-        m = _SYM_RE.search(raw_body)
-        if m:
-            callee = m.group(0)[1:]
-            info["callee"] = callee[1:-1] if callee.startswith('"') else callee
-    elif name in ("llvm.inline_asm", "llvm.call_intrinsic"):
-        m = _ASM_RE.search(raw_body)
-        if m:
-            info["asm" if name == "llvm.inline_asm" else "intrinsic"] = unescape(m.group(1))[:200]
-    return info
 
 
 # ------------------------------------------------------------------------------- instantiation

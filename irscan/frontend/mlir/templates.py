@@ -16,9 +16,8 @@ from irscan.frontend.mlir.records import Body
 from irscan.frontend.mlir.semantics import (
     Spec,
     build_spec,
-    soup_info,
-    soup_rtypes,
 )
+from irscan.frontend.mlir.soup import soup_info, soup_rtypes
 from irscan.frontend.mlir.transform import result_group_error
 from irscan.frontend.mlir.types import Ty, field_type
 from irscan.frontend.text import strip_strings

@@ -1,0 +1,107 @@
+"""The fast path's structure (:mod:`irscan.frontend.mlir.indexer`): block labels, the ops that open
+regions (functions, modules, other region ops), the end of a function, and ops outside functions."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from irscan import ir
+from irscan.frontend.mlir.grammar import UnexpectedInput, parse, syntax_error
+from irscan.frontend.mlir.header import function_from_header
+from irscan.frontend.mlir.semantics import (
+    finish_function,
+)
+from irscan.frontend.mlir.soup import soup_rtypes
+from irscan.frontend.mlir.templates import (
+    _LABEL,
+    _NAME,
+    NeedFullParse,
+    SpecSource,
+    _bad_char,
+)
+from irscan.frontend.mlir.types import Ty
+from irscan.frontend.text import balanced, strip_strings
+
+
+class _Frame:
+    __slots__ = ("kind", "line", "fn", "arg_types", "post", "gpu", "name")
+
+    def __init__(self, kind: str, line: int, name: str, gpu: bool, fn: ir.Function | None = None) -> None:
+        self.kind, self.line, self.name, self.gpu, self.fn = kind, line, name, gpu, fn
+        self.arg_types: dict[str, str] = {}
+        self.post: list[ir.Op] = []
+
+
+class Outline(SpecSource):
+    """Region and function bookkeeping of the indexer (``module``, ``structure``, ``opaque``: its own)."""
+
+    module: ir.Module
+    structure: list[tuple[int, str, tuple[str, ...]]]
+    opaque: Counter[str]
+
+    def block_label(self, s: str, raw: str, lineno: int, types: dict[str, str]) -> ir.Block:
+        k = s.rfind("  //")
+        lab = s[:k].rstrip() if k > 0 else s
+        m = _LABEL.fullmatch(lab)
+        if m is None:
+            raise self.fail(lineno, raw, raw.find(s), s, "bad block label")
+        arg_names: list[str] = []
+        arg_tys: list[Ty] = []
+        if m.group(2):
+            try:
+                arg_tys, arg_names = self.label_args(m.group(2))
+            except UnexpectedInput as exc:
+                raise syntax_error(self.path, lab, exc, line=lineno, col_offset=raw.find(s)) from None
+            for n_, t_ in zip(arg_names, arg_tys, strict=False):
+                types[n_] = t_.text
+        return ir.Block(m.group(1), tuple(arg_names), tuple(t.int_width for t in arg_tys))
+
+    # --------------------------------------------------------------------------- regions
+
+    def open_region(self, body: str, lineno: int, raw: str, stack: list[_Frame]) -> None:
+        nm = _NAME.match(body)
+        name = nm.group(0) if nm else body[1 : body.find('"', 1)]
+        gpu = bool(stack) and stack[-1].gpu
+        if name == "llvm.func":
+            header = body[:-1].rstrip()
+            try:
+                rop = parse(header, "op")
+            except UnexpectedInput as exc:
+                raise syntax_error(self.path, header, exc, line=lineno, col_offset=raw.find(body)) from None
+            fn = function_from_header(rop.body, lineno, gpu, has_body=True)
+            fn.blocks.append(ir.Block("^bb0"))
+            fr = _Frame("func", lineno, name, gpu, fn)
+            fr.arg_types = {p.name: p.type for p in fn.params}
+            self.structure.append((lineno, "llvm.func", ()))
+            self.module.functions.append(fn)
+            stack.append(fr)
+            return
+        if stack and stack[-1].kind == "func":
+            raise NeedFullParse(f"line {lineno}: a region op inside a function")
+        self.structure.append((lineno, name, ()))
+        stack.append(_Frame("other", lineno, name, gpu or name == "gpu.module"))
+
+    def close_function(self, fr: _Frame, loc: str | None, types: dict[str, str]) -> None:
+        fn = fr.fn
+        assert fn is not None
+        # the location text for now: resolved with the ops' locations after the loop
+        fn.loc = loc  # type: ignore[assignment]
+        finish_function(types, fr.post, self.opaque)
+
+    def top_level_op(
+        self, name: str, body: str, results: tuple[str, ...], loc: str | None, lineno: int, raw: str, gpu: bool
+    ) -> None:
+        if name == "llvm.func":  # a declaration
+            try:
+                rop = parse(body, "op")
+            except UnexpectedInput as exc:
+                raise syntax_error(self.path, body, exc, line=lineno, col_offset=raw.find(body)) from None
+            fn = function_from_header(rop.body, lineno, gpu)
+            fn.loc = loc  # type: ignore[assignment]
+            self.structure.append((lineno, "llvm.func", ()))
+            self.module.functions.append(fn)
+            return
+        sb = strip_strings(body) if '"' in body else body
+        if not balanced(sb) or _bad_char(sb):
+            raise self.fail(lineno, raw, raw.find(body), body, "not an op")
+        self.structure.append((lineno, name, soup_rtypes(name, sb, len(results)) or ()))

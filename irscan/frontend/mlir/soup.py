@@ -1,0 +1,69 @@
+"""What the printed text of an op without a grammar rule says: its result types (read off its
+trailing type list, or worked out for the few ops that print none) and name-specific details
+(a call's callee, inline asm text).  Both MLIR parse paths read rule-less ops here."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from irscan.frontend.mlir.types import canonical_type_text, find_type_tail, parse_type_tail, unparen, vector_elem
+from irscan.frontend.text import balanced, unescape
+
+_SYM_RE = re.compile(r'@(?:[\w$.\-]+|"(?:[^"\\\n]|\\.)*")')
+_MASK_RE = re.compile(r"\[([-\d, ]*)\]")
+
+
+def soup_rtypes(name: str, body: str, nres: int) -> tuple[str, ...] | None:
+    """Result types of an op with no rule of its own, from its printed text (None: not printed).
+
+    ``body`` runs from the op name to before the location, strings blanked.
+    """
+    if nres == 0:
+        return ()
+    k = find_type_tail(body)
+    if k < 0:
+        # `nvvm.elect.sync -> i1`: a result type with no colon
+        j = body.rfind(" -> ")
+        if j >= 0 and balanced(body[j + 4 :]):
+            outs = unparen(body[j + 4 :])
+            return tuple(canonical_type_text(t) for t in outs[:nres]) if len(outs) >= nres else None
+        return None
+    tail = body[k:].strip()
+    ins, maybe_outs = parse_type_tail(tail)
+    if name == "llvm.extractelement" and ins:
+        e = vector_elem(ins[-1])
+        return (e,) if e else None
+    if name == "llvm.shufflevector" and ins:
+        e = vector_elem(ins[-1])
+        m = _MASK_RE.search(body)
+        if e and m:
+            n = len([x for x in m.group(1).split(",") if x.strip()])
+            return (f"vector<{n}x{e}>",)
+        return None
+    if name == "llvm.fcmp" and ins:
+        t = ins[-1]
+        m = re.fullmatch(r"vector<(\d+)x.+>", t)
+        return (f"vector<{m.group(1)}xi1>",) if m else ("i1",)
+    outs = maybe_outs if maybe_outs is not None else (ins[-nres:] if len(ins) >= nres else [])
+    if len(outs) < nres:
+        return None
+    return tuple(canonical_type_text(t) for t in outs[:nres])
+
+
+_ASM_RE = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+
+
+def soup_info(name: str, raw_body: str) -> dict[str, Any]:
+    """Name-specific details of a rule-less op, read from its text (same on both parse paths)."""
+    info: dict[str, Any] = {}
+    if name == "llvm.call":
+        m = _SYM_RE.search(raw_body)
+        if m:
+            callee = m.group(0)[1:]
+            info["callee"] = callee[1:-1] if callee.startswith('"') else callee
+    elif name in ("llvm.inline_asm", "llvm.call_intrinsic"):
+        m = _ASM_RE.search(raw_body)
+        if m:
+            info["asm" if name == "llvm.inline_asm" else "intrinsic"] = unescape(m.group(1))[:200]
+    return info
