@@ -115,7 +115,12 @@ _original: Callable[..., Any] | None = None
 #: (the launch guard, the patcher): ``callback(module, text, infos)`` with the DSL's ``ir.Module`` (still
 #: LLVM-dialect; a callback may rewrite it, and the tail then lowers what it left), its text with
 #: locations, and the kernels' facts.  A callback's failure is the session's warning, not the compile's.
-LLVM_ONLY_CALLBACKS: list[Callable[[Any, str, dict[str, KernelInfo]], None]] = []
+#: A callback that rewrote the module returns its new text: later callbacks and the capture get that.
+LLVM_ONLY_CALLBACKS: list[Callable[[Any, str, dict[str, KernelInfo]], str | None]] = []
+#: After the tail and the capture's write-out: ``callback(module, folder, result, recompile) -> result``
+#: (the patcher's PTX-side checks); ``recompile(other_module, dump_prefix)`` runs the same tail on
+#: another module (the unpatched original, to compare, or to compile instead: fail open).
+AFTER_TAIL_CALLBACKS: list[Callable[[Any, Path, Any, Callable[[Any, str], Any]], Any]] = []
 
 
 def _hooked_compile(self: Any, module: Any, pipeline: str, *args: Any, **kwargs: Any) -> Any:
@@ -164,7 +169,7 @@ def _hooked_compile(self: Any, module: Any, pipeline: str, *args: Any, **kwargs:
     for callback in list(LLVM_ONLY_CALLBACKS):
         try:
             if text is not None:
-                callback(module, text, infos)
+                text = callback(module, text, infos) or text
         except Exception as exc:
             if session.strict:
                 raise
@@ -185,6 +190,21 @@ def _hooked_compile(self: Any, module: Any, pipeline: str, *args: Any, **kwargs:
         if session.strict:
             raise
         session.warn("write-out", exc)
+
+    def recompile(other: Any, prefix: str) -> Any:
+        self._post_compile_hook = None  # the DSL's post-compile hook sees only the module it gets back
+        try:
+            return _original(self, other, tail.replace(str(folder / "module"), prefix), *args, **kwargs)
+        finally:
+            self._post_compile_hook = post_hook
+
+    for after in list(AFTER_TAIL_CALLBACKS):
+        try:
+            result = after(module, folder, result, recompile)
+        except Exception as exc:
+            if session.strict:
+                raise
+            session.warn(f"callback {getattr(after, '__qualname__', after)}", exc)
     session.seconds += overhead + time.perf_counter() - t2
     return result
 
