@@ -93,6 +93,7 @@ def _hostile() -> dict[str, tuple[str, bytes]]:
         "non-ir-text": (mlir_ir, b"hello, this is not IR\n"),
         "python-as-ptx": (ptx_ir, b"def f(x):\n    return x + 1\n"),
         "ptx-undefined-register": (ptx_ir, _sub(ptx, "%r3, 160", "%r99999, 160")),
+        "mlir-nul-in-location-file": (mlir_ir, mlir.replace('.py":', '.py\x00":').encode()),
         "mlir-undefined-value": (mlir_ir, _sub(mlir, add, "%6 = llvm.add %5, %undefined : i32")),
     }
 
