@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["capture", "audit", "guard", "WrapError", "__version__"]
+__all__ = ["capture", "audit", "guard", "patch", "WrapError", "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from irscan.capturing.hook import capture
     from irscan.guarding.errors import WrapError
     from irscan.guarding.session import guard
+    from irscan.patching.inhook import patch
 
 
 def __getattr__(name: str) -> Any:
@@ -28,6 +29,10 @@ def __getattr__(name: str) -> Any:
         from irscan.guarding.session import guard
 
         return guard
+    if name == "patch":  # irscan/patching, not irscan/patch: a subpackage would shadow this name
+        from irscan.patching.inhook import patch
+
+        return patch
     if name == "WrapError":
         from irscan.guarding.errors import WrapError
 

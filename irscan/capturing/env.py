@@ -90,6 +90,10 @@ def _start() -> None:
             from irscan.guarding.session import arm
 
             arm(os.environ[ENV_GUARD], os.environ[ENV_OUT])
+        if os.environ.get("IRSCAN_PATCH") == "1":  # patch mode rides on it too (irscan/patching/inhook.py)
+            from irscan.patching.inhook import Patcher, install
+
+            install(Patcher(strict=os.environ.get(ENV_STRICT) == "1"))
     except Exception as exc:  # fail open: the user's program runs as if irscan were not there
         if os.environ.get(ENV_STRICT) == "1":
             raise

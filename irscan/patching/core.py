@@ -38,6 +38,8 @@ class Report:
     reverted: str | None = None  # why the original module was compiled instead
     verified: list[str] = field(default_factory=list)  # the checks that passed, in order
     seconds: dict[str, float] = field(default_factory=dict)
+    #: a clone of the module as it was before the rewrite (compiled for registers_before, or instead)
+    original: Any = field(default=None, repr=False)
 
     def refuse(self, fid: str, reason: str) -> None:
         self.not_patched.append({"id": fid, "reason": reason})
@@ -80,7 +82,7 @@ def patch_module(module: Any, text: str, path: str, meta: dict[str, Any] | None)
     if not found:
         return rep, text
     t1 = time.perf_counter()
-    saved = module.operation.clone()
+    saved = rep.original = module.operation.clone()
     rw = ModuleRewriter(module)
     plans = []
     for f in found:
@@ -127,5 +129,6 @@ def _revert(rep: Report, module: Any, saved: Any, why: str) -> Report:
     for p in rep.patches:
         rep.refuse(p.id, f"reverted: {why}")
     rep.patches = []
+    rep.original = None
     rep.reverted = why
     return rep
