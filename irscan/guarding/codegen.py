@@ -142,9 +142,10 @@ def _host_program(w: _Writer) -> list[str]:
     gr, out = w.launch.graph, []
     for n in w.launch.program:
         op = gr.op(n)
-        v = f"h{n}"
+        if op.kind is Kind.ARG and op.width not in (32, 64):
+            continue  # a tensor's struct: read through its fields (EXTRACT)
         ops = [f"h{d[0]}" if len(d := gr.defs(n, s)) == 1 else str(op.operands[s]) for s in range(len(op.operands))]
-        out.append(f"{v} = {_host_expr(w, n, ops)}")
+        out.append(f"h{n} = {_host_expr(w, n, ops)}")
     return out
 
 
@@ -159,10 +160,10 @@ def _host_expr(w: _Writer, n: int, ops: list[str]) -> str:  # noqa: C901 (one ar
     k, width = op.kind, op.width or 64
     if k is Kind.CONST:
         return str(int(op.attrs.get("value", 0)))
-    if k is Kind.ARG:  # a scalar is used as it is; a tensor's struct only through its fields
+    if k is Kind.ARG:  # a scalar parameter, used whole
         j = int(op.attrs.get("param", -1))
         w.used_args.add(j)
-        return f"_int(a{j})" if op.width in (32, 64) else f"a{j}"
+        return f"_int(a{j})"
     if k is Kind.EXTRACT:
         root = gr.op(gr.defs(n, 0)[0])
         j = int(root.attrs.get("param", -1))

@@ -107,6 +107,9 @@ def solve(x: Lin, hi: int, names: tuple[str, ...], fixed: dict[Sreg, int]) -> st
     for nd, c in x.terms:
         if isinstance(nd, Field):
             free.append((nd, c))
+        elif isinstance(nd, Extent) and isinstance(nd.extent, Field):  # c*(shape - 1)
+            free.append((nd.extent, c))
+            rest -= c
         elif isinstance(nd, Sreg) and nd in fixed and not nd.base.startswith("n"):
             rest += c * fixed[nd]
         elif isinstance(nd, Product):

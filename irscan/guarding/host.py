@@ -6,9 +6,10 @@ The DSL lowers ``kernel(...).launch(grid=..., block=...)`` into the ``@cute.jit`
 code: it reads shape fields (``llvm.extractvalue %arg0[1, 0]``), computes ceil-divisions (``sdiv``,
 ``mul``, ``icmp``, ``select``), stores the results into a launch-config struct
 ``{array<3 x i32> grid, array<3 x i32> block, ...}`` and hands it to ``cuda.launch_ex @kernel<cfg>
-(args...)``.  When every op behind a stored value is arithmetic in the entry block, the grid is that
-program evaluated on the call's arguments; a load, a call, a loop or a block argument behind it
-makes the grid not derivable here (``reason`` says so).
+(args...)``.  When every op behind a stored value is pure arithmetic (SSA, so the same function of
+the arguments on whichever path reaches the store), the grid is that program evaluated on the
+call's arguments; a load, a call or a block argument (a loop, a join) behind it, or a field stored
+twice, makes the grid not derivable here (``reason`` says so).
 
 The two names below are the DSL's (the launch op and the config struct's layout): this is the one
 place the guard knows them.
@@ -76,15 +77,14 @@ def _launch(gr: Graph, n: int, kernel: str) -> HostLaunch:
         hl.reason = "the launch config is not the host function's own alloca"
         return hl
     stores = _config_stores(gr, cfg)
-    entry = {op.id for op in gr.fn.blocks[0].ops} if gr.fn.blocks else set()
     for part, dims in ((0, hl.grid), (1, hl.block)):
         for axis in range(3):
             s = stores.get((part, axis))
             if s is None:
-                hl.reason = f"{('grid', 'block')[part]}[{axis}] is not stored in the entry block"
+                hl.reason = f"{('grid', 'block')[part]}[{axis}] is not stored once into the launch config"
                 return hl
             dims.append(s)
-    why = _straight_line(gr, [*hl.grid, *hl.block], entry, hl.program)
+    why = _straight_line(gr, [*hl.grid, *hl.block], hl.program)
     if why:
         hl.reason = why
     return hl
@@ -116,34 +116,33 @@ def _config_struct(gr: Graph, handle: int) -> int | None:
 
 
 def _config_stores(gr: Graph, cfg: int) -> dict[tuple[int, int], int]:
-    """(part, axis) -> the op whose value is stored there; only stores in the entry block count."""
+    """(part, axis) -> the op whose value is stored there; a field stored twice is left out."""
     out: dict[tuple[int, int], int] = {}
-    entry = gr.fn.blocks[0].ops if gr.fn.blocks else []
-    ids = {op.id for op in entry}
-    for op in entry:
-        if op.kind is not Kind.STORE or op.addr is None:
+    twice: set[tuple[int, int]] = set()
+    for op in gr.fn.ops():
+        if op.kind is not Kind.STORE or op.addr not in (0, 1):
             continue
         addr = gr.defs(op.id, op.addr)
         if len(addr) != 1:
             continue
         g = gr.op(addr[0])
-        if (
-            g.kind is not Kind.GEP
-            or gr.defs(g.id, 0) != [cfg]
-            or not str(g.attrs.get("elem_type", "")).startswith(CONFIG_STRUCT)
-        ):
+        if g.kind is not Kind.GEP or gr.defs(g.id, 0) != [cfg]:
+            continue
+        if not str(g.attrs.get("elem_type", "")).startswith(CONFIG_STRUCT):
             continue
         idx = [i[1] for i in g.attrs.get("indices", ()) if isinstance(i, tuple) and i[0] == "const"]
-        if len(idx) == 3 and idx[0] == 0 and idx[1] in (0, 1) and 0 <= idx[2] < 3:
-            val = gr.defs(op.id, 1 - op.addr)
-            if len(val) == 1 and val[0] in ids:
-                out[(idx[1], idx[2])] = val[0]
-    return out
+        val = gr.defs(op.id, 1 - op.addr)
+        if len(idx) == 3 and idx[0] == 0 and idx[1] in (0, 1) and 0 <= idx[2] < 3 and len(val) == 1:
+            key = (idx[1], idx[2])
+            if key in out:
+                twice.add(key)
+            out[key] = val[0]
+    return {k: v for k, v in out.items() if k not in twice}
 
 
-def _straight_line(gr: Graph, roots: list[int], entry: set[int], order: list[int]) -> str | None:
+def _straight_line(gr: Graph, roots: list[int], order: list[int]) -> str | None:
     """Fill ``order`` with the ops behind ``roots`` (definitions first); a reason when one is not pure
-    arithmetic of the entry block."""
+    arithmetic."""
     done: set[int] = set()
     for root in roots:
         stack: list[tuple[int, bool]] = [(root, False)]
@@ -156,7 +155,7 @@ def _straight_line(gr: Graph, roots: list[int], entry: set[int], order: list[int
                 done.add(x)
                 order.append(x)
                 continue
-            if op.kind not in PURE or (x not in entry and op.kind is not Kind.ARG):
+            if op.kind not in PURE:
                 return f"the launch's grid/block depends on {op.name} in the host code (IR line {op.line})"
             stack.append((x, True))
             for slot in range(len(op.operands)):

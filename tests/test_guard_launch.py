@@ -1,0 +1,211 @@
+"""The launch guard on a compiled corpus kernel, both launch paths, without a GPU.
+
+Each case runs in a child (the DSL reads its environment once per process): it compiles
+corpus/programs/elementwise_i32_stride.py as it stands, under the guard, and calls the function
+``cute.compile`` returned with "virtual" [8192, 8192] tensors whose row pitch is 262,176 (numpy
+``as_strided`` views over a small buffer on the plain JIT path; DLPack tensors that claim device
+memory on the TVM-FFI path, which accepts nothing else).  A wrapping launch must raise WrapError
+before the DSL's own call path runs at all (the first thing it does, packing the arguments, is
+counted); a launch below the threshold must get through to the CUDA runtime, whose own "no driver"
+error on this machine proves the guard let it pass.  Run as a script, this file is that child.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import runpy
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PROGRAM = ROOT / "corpus" / "programs" / "elementwise_i32_stride.py"
+CLEAN = ROOT / "corpus" / "programs" / "elementwise_add_dynamic_i64.py"
+TVM = "--enable-tvm-ffi"
+#: the manifest's threshold for this program's pitch, and the largest safe pitch the kernel accepts
+#: (it is declared divisible by 8, which the TVM-FFI path checks)
+WRAP, BELOW = 262_176, 262_168
+NO_DRIVER = ("cudaErrorInsufficientDriver", "cudaErrorNoDevice", "no CUDA-capable device", "CUDA driver")
+
+
+# ------------------------------------------------------------------------------------------ the child
+
+
+class VirtualTensor:
+    """A DLPack tensor of any shape and strides that claims device memory it does not have (nothing
+    may read it: the guard must stop it, or the driver must refuse the launch)."""
+
+    def __init__(self, shape: tuple[int, ...], strides: tuple[int, ...], bits: int = 16, code: int = 4):
+        from irscan.guarding.values import DLTensor
+
+        class Managed(ctypes.Structure):
+            pass
+
+        deleter = ctypes.CFUNCTYPE(None, ctypes.POINTER(Managed))
+        Managed._fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", deleter)]
+        self._managed, self._noop = Managed, deleter(lambda p: None)
+        self._shape = (ctypes.c_int64 * len(shape))(*shape)
+        self._strides = (ctypes.c_int64 * len(strides))(*strides)
+        self._kept: list[Any] = []
+        self.bits, self.code = bits, code  # kDLBfloat = 4
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (2, 0)  # kDLCUDA, device 0
+
+    def __dlpack__(self, stream: Any = None, **kw: Any) -> Any:
+        m = self._managed()
+        t = m.dl_tensor
+        t.data, t.device.device_type, t.device.device_id = 1 << 40, 2, 0
+        t.ndim = len(self._shape)
+        t.dtype.code, t.dtype.bits, t.dtype.lanes = self.code, self.bits, 1
+        t.shape = ctypes.cast(self._shape, ctypes.POINTER(ctypes.c_int64))
+        t.strides = ctypes.cast(self._strides, ctypes.POINTER(ctypes.c_int64))
+        m.deleter = self._noop
+        self._kept.append(m)
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        return new(ctypes.addressof(m), b"dltensor", None)
+
+
+def _compile(program: Path, options: str) -> Any:
+    """Run the corpus program unchanged and keep what its ``cute.compile`` returns."""
+    import cutlass.cute as cute
+
+    kept: list[Any] = []
+    original = cute.compile
+
+    def keep(*a: Any, **k: Any) -> Any:
+        if options:
+            k.setdefault("options", options)
+        kept.append(original(*a, **k))
+        return kept[-1]
+
+    cute.compile = keep
+    try:
+        runpy.run_path(str(program), run_name="__corpus__")
+    finally:
+        cute.compile = original
+    return kept[-1]
+
+
+def _count_dsl_entry(f: Any, options: str) -> list[int]:
+    """Count entries into the DSL's call path: argument packing (plain) or the TVM-FFI function."""
+    calls = [0]
+    owner, name = (f, "_kwargs_wrapper") if options else (f.execution_args, "generate_execution_args")
+    inner = getattr(owner, name)
+
+    def counted(*a: Any, **k: Any) -> Any:
+        calls[0] += 1
+        return inner(*a, **k)
+
+    setattr(owner, name, counted)
+    return calls
+
+
+def child(program: Path, mode: str, options: str, from_env: bool) -> dict[str, Any]:
+    import numpy as np
+
+    import irscan
+
+    if from_env:  # IRSCAN_GUARD / IRSCAN_CAPTURE armed the guard at start-up
+        f, report = _compile(program, options), []
+    else:
+        with irscan.guard(mode=mode) as g:
+            f = _compile(program, options)
+        report = g.report()
+    calls = _count_dsl_entry(f, options)
+    buf = np.zeros(1 << 12, dtype=np.float16)
+
+    def tensor(pitch: int) -> Any:
+        if options:
+            return VirtualTensor((8192, 8192), (pitch, 1))
+        return np.lib.stride_tricks.as_strided(buf, shape=(8192, 8192), strides=(pitch * 2, 2))
+
+    out: dict[str, Any] = {"class": type(f).__name__, "report": report, "calls": []}
+    for pitch in (WRAP, BELOW, WRAP, BELOW):  # a refused launch leaves the process usable
+        before = calls[0]
+        try:
+            f(tensor(pitch), tensor(pitch))
+            res = {"outcome": "ran"}
+        except Exception as e:
+            res = {"outcome": type(e).__name__, "message": str(e)[:400]}
+        out["calls"].append({"pitch": pitch, "reached_dsl": calls[0] > before, **res})
+    return out
+
+
+# ------------------------------------------------------------------------------------------ the tests
+
+
+def run_child(run_python: Any, *args: Any, env: dict[str, str] | None = None) -> dict[str, Any]:
+    proc = run_python(__file__, *map(str, args), env=env, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return {**json.loads(proc.stdout.strip().splitlines()[-1]), "stderr": proc.stderr}
+
+
+def _no_gpu() -> None:
+    from irscan.capturing.env import has_gpu
+
+    if has_gpu():
+        pytest.skip("a launch below the threshold would run on this GPU with fake pointers")
+
+
+@pytest.mark.parametrize("options", ["", TVM], ids=["plain-jit", "tvm-ffi"])
+def test_a_wrapping_launch_raises_before_the_dsl_and_one_below_reaches_the_driver(run_python, options) -> None:
+    if options:
+        pytest.importorskip("tvm_ffi")
+    _no_gpu()
+    out = run_child(run_python, PROGRAM, "raise", options or "-", "context")
+    assert out["class"].startswith("TVMFFI" if options else "CudaDialect"), out["class"]
+    assert any("checked in Python before the launch" in line for line in out["report"]), out["report"]
+    wrap, below = out["calls"][0::2], out["calls"][1::2]
+    for c in wrap:
+        assert c["outcome"] == "WrapError" and not c["reached_dsl"], c
+        assert c["message"].startswith(f"{PROGRAM}:30: ctaid.x*src.stride[0] + 1024*ctaid.y reaches"), c
+        assert "reaches 2,147,490,784 > 2^31-1 (grid.x = 8,192, grid.y = 8, src.stride[0] = 262,176)" in c["message"]
+    for c in below:
+        assert c["reached_dsl"] and any(s in c.get("message", "") for s in NO_DRIVER), c
+
+
+def test_warn_mode_warns_once_and_launches(run_python) -> None:
+    _no_gpu()
+    out = run_child(run_python, PROGRAM, "warn", "-", "context")
+    assert all(c["reached_dsl"] for c in out["calls"]), out["calls"]
+    assert out["stderr"].count(f"irscan guard: WARNING: {PROGRAM}:30: ") == 1
+
+
+def test_irscan_audit_guard_arms_the_guard_in_the_program(run_python, tmp_path) -> None:
+    """``irscan audit --guard -- python prog.py``: IRSCAN_GUARD beside the environment capture."""
+    _no_gpu()
+    proc = run_python(
+        "-m", "irscan", "audit", "--guard", "--out", tmp_path / "cap", "--fail-on", "never", "--",
+        "python", __file__, PROGRAM, "raise", "-", "env", cwd=ROOT,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("{")][-1])
+    assert [c["outcome"] for c in out["calls"]][0] == "WrapError", out["calls"]
+    assert not out["calls"][0]["reached_dsl"] and out["calls"][1]["reached_dsl"]
+
+
+def test_a_kernel_without_findings_keeps_the_dsls_own_class(run_python) -> None:
+    """No finding, no check: the compiled function is the DSL's object, untouched (zero cost)."""
+    code = (
+        "import runpy, sys; sys.path.insert(0, 'tests'); import irscan\n"
+        "from test_guard_launch import _compile, CLEAN\n"
+        "with irscan.guard() as g:\n    f = _compile(CLEAN, '')\n"
+        "print(type(f).__module__, type(f).__name__, hasattr(f, '_irscan_guard'))\n"
+    )
+    proc = run_python("-c", code, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split()[-3:] == [
+        "cutlass.cutlass_dsl.cuda_jit_executor",
+        "CudaDialectJitCompiledFunction",
+        "False",
+    ]
+
+
+if __name__ == "__main__":
+    prog, mode, opts, how = sys.argv[1:5]
+    print(json.dumps(child(Path(prog), mode, "" if opts == "-" else opts, how == "env")))
