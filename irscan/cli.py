@@ -221,6 +221,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         program = _program(args)
         if args.guard:  # the launch guard rides on the capture: IRSCAN_GUARD in the program's environment
             os.environ["IRSCAN_GUARD"] = args.guard
+        if args.patch:  # patch mode rides on it too (irscan/patching): the program runs the patched kernels
+            os.environ["IRSCAN_PATCH"] = "1"
         rc = _run(args, out, stdout_to_stderr=args.format != "text")
         res = scan_safely(out, args.strict, irs)
         scan_errors = len(res.errors)
@@ -232,6 +234,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
         if not res.kernels and not scan_errors:
             res.errors.append("irscan: no kernel was captured (nothing compiled through cute.compile / @cute.jit)")
         extra = _triage(res, args)
+        if args.patch:
+            from irscan.patching.cli import audit_fields
+
+            fields, lines = audit_fields(out)
+            extra.update(fields)
+            for line in lines if args.format == "text" else []:
+                print(line, file=sys.stderr)
         _emit(res, args.format, dsl_environment(), program={"argv": program, **_program_status(rc)}, **extra)
         if tmp is not None and res.findings:
             print("irscan: the captures were temporary; `irscan audit --out DIR` keeps them", file=sys.stderr)
@@ -297,8 +306,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="also check every launch before it reaches the GPU: a launch that wraps raises irscan.WrapError "
         "(raise, the default) or warns once per kernel (warn)",
     )
+    p.add_argument(
+        "--patch",
+        action="store_true",
+        help="compile every kernel from its patched module (wrapping chains rewritten to 64 bits, verified; "
+        "--strict: a patch that cannot be verified is an error); the report's findings are the re-scan's",
+    )
     _add_run_options(p)
     p.set_defaults(func=cmd_audit)
+
+    from irscan.patching.cli import add_parser as add_patch_parser
+
+    add_patch_parser(sub)  # irscan patch CAPTURE_DIR|FILE.mlir|FILE.ptx -o OUT
 
     p = sub.add_parser("diff", help="what got narrower between two builds (new, fixed, changed, narrowed)")
     p.add_argument("base", metavar="BASE", help="capture folder or saved --format json report of the base build")

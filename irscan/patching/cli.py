@@ -1,0 +1,75 @@
+"""The command line of patch mode: ``irscan patch`` and what ``irscan audit --patch`` adds to a report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from irscan.patching.inhook import ORIGINAL_DIR, PATCH_FILE
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "patch",
+        help="rewrite captured IR's wrapping chains to 64 bits: patched IR, PTX, cubin and a diff in OUT",
+    )
+    p.add_argument("input", metavar="CAPTURE_DIR|FILE.mlir|FILE.ptx")
+    p.add_argument("-o", "--out", required=True, help="folder for the patched files (never the input's own)")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--strict", action="store_true", help="exit 1 when a finding is not patched or a patch is reverted")
+    p.set_defaults(func=cmd_patch)
+
+
+def cmd_patch(args: argparse.Namespace) -> int:
+    from irscan.patching.inhook import PatchError
+    from irscan.patching.offline import patch_tree
+
+    try:
+        reps = {k: r.to_json() for k, r in patch_tree(Path(args.input), Path(args.out), args.strict).items()}
+    except PatchError as exc:
+        print(f"irscan: patch: {exc}", file=sys.stderr)
+        return 1
+    if args.format == "json":
+        print(json.dumps(reps, indent=2, default=str))
+    else:
+        for line in summary_lines(reps):
+            print(line)
+    return 0
+
+
+def summary_lines(reports: dict[str, dict[str, Any]]) -> list[str]:
+    out = []
+    for folder, r in reports.items():
+        for p in r["patches"]:
+            regs = f", registers {p['registers_before']} -> {p['registers_after']}" if p.get("registers_after") else ""
+            out.append(f"irscan: patched {p['id']} ({p['rule']}, {p['ops_rewritten']} op(s) rewritten{regs}) in {folder}")
+        for n in r["not_patched"]:
+            out.append(f"irscan: not patched {n['id']}: {n['reason']}")
+        if r.get("reverted"):
+            out.append(f"irscan: {folder}: the original was compiled unchanged: {r['reverted']}")
+        left = len(r.get("rescan_findings", []))
+        out.append(f"irscan: re-scan of {folder}: {left} finding(s) left")
+    return out
+
+
+def _reports(out: Path) -> dict[str, dict[str, Any]]:
+    from irscan.capturing.store import find_captures
+
+    caps = find_captures(out) if out.is_dir() else []
+    return {str(c): json.loads((c / PATCH_FILE).read_text()) for c in caps if (c / PATCH_FILE).exists()}
+
+
+def audit_fields(out: Path) -> tuple[dict[str, Any], list[str]]:
+    """The JSON fields ``irscan audit --patch`` adds (every capture's patches, refusals, reverts; the
+    findings of the report are already the re-scan's) and the text summary lines."""
+    reports = _reports(out)
+    fields: dict[str, Any] = {
+        "patches": [{**p, "capture": c} for c, r in reports.items() for p in r["patches"]],
+        "not_patched": [{**n, "capture": c} for c, r in reports.items() for n in r["not_patched"]],
+        "patch_reverted": [{"capture": c, "reason": r["reverted"]} for c, r in reports.items() if r.get("reverted")],
+        "patch_originals": [str(Path(c) / ORIGINAL_DIR) for c in reports],
+    }
+    return fields, summary_lines(reports)

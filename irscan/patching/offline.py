@@ -1,0 +1,166 @@
+"""``irscan patch CAPTURE_DIR|FILE.mlir|FILE.ptx -o OUT``: patch captured IR after the fact.
+
+MLIR (a capture folder or a ``.mlir`` file): parsed into the DSL's bindings, rewritten and re-scanned
+as in patch mode, then lowered by the DSL's own tail (``cuda-to-binary`` ...), which writes the PTX and
+cubin; ptxas assembles both the original and the patched PTX for the register counts.  PTX (a
+``.ptx`` file, or a capture folder with no MLIR): rewritten as text (:mod:`irscan.patching.ptx`),
+re-scanned, assembled by ptxas into a cubin.  Either way OUT gets the patched IR, its PTX and cubin,
+a unified diff of the IR, ``patch.json`` and a copy of ``meta.json``, so OUT is a capture folder
+``irscan scan`` reads with the same launch facts.  Nothing is ever written into the input's folder.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from irscan.ir import IRSyntaxError
+from irscan.patching import rules
+from irscan.patching.core import Report, patch_module, scan_text
+from irscan.patching.ptxas import PtxasError, arch_of, assemble
+from irscan.resources import UsageError, read_text
+
+#: the DSL's tail after ``cute-to-nvvm{llvm-only=true}`` (4.8.1, as the capture hook splits it)
+TAIL = (
+    "builtin.module(cuda-to-binary{{cubin-triple=nvptx64-nvidia-cuda dump-ptx-path='{p}' dump-cubin-path='{p}' "
+    "features=+ptx88 opt-level=3}},cuda-to-llvm{{cuda-abi=lp64}},reconcile-unrealized-casts,cuda-error-handling)"
+)
+
+
+def _inputs(src: Path) -> tuple[Path, dict[str, Any] | None, Path]:
+    """(the IR file, the capture's meta, the folder meta.json came from)."""
+    from irscan.capturing.store import META_FILE, load
+
+    if src.is_dir():
+        for name in ("module.mlir", "module.mlir.xz", "module.ptx", "module.ptx.xz"):
+            if (src / name).exists():
+                meta = load(src).meta if (src / META_FILE).exists() else None
+                return src / name, meta, src
+        raise IRSyntaxError(str(src), 1, 1, "no module.mlir or module.ptx in this folder", ["a capture folder"])
+    if not src.exists():
+        raise IRSyntaxError(str(src), 1, 1, "no such file or folder", ["a capture folder", "an IR file"])
+    meta = load(src.parent).meta if (src.parent / META_FILE).exists() else None
+    return src, meta, src.parent
+
+
+def _check_out(src: Path, ir_file: Path, out: Path) -> None:
+    o = out.resolve()
+    if o == ir_file.resolve() or o == ir_file.parent.resolve() or (src.is_dir() and o == src.resolve()):
+        raise UsageError(f"-o {out} would write over the input; give another folder")
+    if o.exists() and not o.is_dir():
+        raise UsageError(f"-o {out} is a file; give a folder")
+
+
+def patch_tree(src: Path, out: Path, strict: bool = False) -> dict[str, Report]:
+    """A capture folder, a file, or a folder of capture folders (each to its own folder under OUT)."""
+    from irscan.capturing.store import find_captures
+
+    if src.is_dir() and not any((src / n).exists() for n in ("module.mlir", "module.mlir.xz", "module.ptx", "module.ptx.xz")):
+        caps = find_captures(src)
+        if caps:
+            if out.resolve() in {c.resolve() for c in caps} or out.resolve() == src.resolve():
+                raise UsageError(f"-o {out} would write over the input; give another folder")
+            return {str(out / c.relative_to(src)): patch_path(c, out / c.relative_to(src), strict) for c in caps}
+    return {str(out): patch_path(src, out, strict)}
+
+
+def patch_path(src: Path, out: Path, strict: bool = False) -> Report:
+    ir_file, meta, folder = _inputs(src)
+    _check_out(src, ir_file, out)
+    text = read_text(ir_file)
+    from irscan.pipeline import detect_ir
+
+    kind = detect_ir(ir_file, text)
+    out.mkdir(parents=True, exist_ok=True)
+    rep = _patch_mlir(text, ir_file, meta, out) if kind == "mlir" else _patch_ptx(text, ir_file, meta, out)
+    if meta is not None:
+        shutil.copy(folder / "meta.json", out / "meta.json")
+    from irscan.pipeline import scan_together
+
+    files = [p for p in (out / "module.mlir", out / "module.ptx") if p.exists()]
+    rep.rescan = scan_together(files, meta, ("mlir", "ptx")).findings
+    (out / "patch.json").write_text(json.dumps(rep.to_json(), indent=2) + "\n")
+    if strict and (rep.reverted or rep.not_patched):
+        from irscan.patching.inhook import PatchError
+
+        raise PatchError(rep.reverted or f"{len(rep.not_patched)} finding(s) not patched")
+    return rep
+
+
+def _diff(before: str, after: str, name: str, out: Path) -> None:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{name}", f"b/{name}"
+    )
+    (out / f"{name}.diff").write_text("".join(lines))
+
+
+def _patch_mlir(text: str, ir_file: Path, meta: dict[str, Any] | None, out: Path) -> Report:
+    from cutlass._mlir import ir, passmanager
+
+    from irscan.patching.parse import parse_module
+
+    with ir.Context(), ir.Location.unknown():
+        module = parse_module(text)
+        rep, new_text = patch_module(module, text, str(ir_file), meta)
+        (out / "module.mlir").write_text(new_text)
+        _diff(text, new_text, "module.mlir", out)
+        orig = out / "original"
+        orig.mkdir(exist_ok=True)
+        (orig / "module.mlir").write_text(text)
+        if rep.original is not None:  # the original through the same tail: its PTX, for registers_before
+            passmanager.PassManager.parse(TAIL.format(p=orig / "module")).run(rep.original)
+        passmanager.PassManager.parse(TAIL.format(p=out / "module")).run(module.operation)
+    for d in (out, orig):
+        for kind in ("ptx", "cubin"):
+            for f in d.glob(f"module.*.{kind}"):
+                f.rename(d / f"module.{kind}")
+    if rep.patches:
+        try:
+            after = assemble(out / "module.ptx").registers
+            rep.verified.append("ptxas assembles the patched PTX")
+        except PtxasError as exc:
+            rep.reverted = f"patched PTX not accepted: {exc}"
+            return rep
+        before = assemble(orig / "module.ptx").registers if (orig / "module.ptx").exists() else {}
+        for p in rep.patches:
+            p.registers_before, p.registers_after = before.get(p.kernel), after.get(p.kernel)
+    return rep
+
+
+def _patch_ptx(text: str, ir_file: Path, meta: dict[str, Any] | None, out: Path) -> Report:
+    from irscan.patching.core import Patch
+    from irscan.patching.ptx import rewrite
+
+    rep = Report()
+    found = [f for f in scan_text(text, str(ir_file.with_suffix(".ptx")), meta) if f.ir == "ptx"]
+    path = str(ir_file.with_suffix(".ptx"))
+    new_text, patches, refused = rewrite(text, found, rules.rule_for)
+    rep.not_patched += refused
+    still = {f.id for f in scan_text(new_text, path, meta)} & {p.id for p in patches}
+    if still:  # rewrite again without them: a rewrite that does not fix its finding is not applied
+        for fid in sorted(still):
+            rep.refuse(fid, "the re-scan of the rewritten PTX still finds it")
+        new_text, patches, _ = rewrite(text, [f for f in found if f.id not in still and f.id in {p.id for p in patches}], rules.rule_for)
+    rep.patches += [Patch(p.id, p.rule, p.ops_rewritten, kernel=p.kernel) for p in patches]
+    if patches:
+        rep.verified.append("PTX re-scan: patched findings gone")
+    (out / "module.ptx").write_text(new_text)
+    _diff(text, new_text, "module.ptx", out)
+    orig = out / "original"
+    orig.mkdir(exist_ok=True)
+    (orig / "module.ptx").write_text(text)
+    arch = arch_of(text)
+    try:
+        after = assemble(out / "module.ptx", out / "module.cubin", arch).registers
+        rep.verified.append("ptxas assembles the patched PTX")
+        before = assemble(orig / "module.ptx", orig / "module.cubin", arch).registers
+    except PtxasError as exc:
+        rep.reverted = f"patched PTX not accepted: {exc}"
+        (out / "module.ptx").write_text(text)
+        return rep
+    for p in rep.patches:
+        p.registers_before, p.registers_after = before.get(p.kernel), after.get(p.kernel)
+    return rep
