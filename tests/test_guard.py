@@ -16,19 +16,18 @@ import pytest
 from irscan.frontend import mlir
 from irscan.guarding import WrapError
 from irscan.guarding.codegen import span_bytes
+from irscan.guarding.dryrun import VirtualTensor, virtual
 from irscan.guarding.prepare import LaunchGuard, ModuleGuard, prepare
 from irscan.guarding.runtime import Checker, wrap_error
 from irscan.guarding.values import DLTensor, dims
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPTURES = ROOT / "corpus" / "captures"
-BUF = np.zeros(1 << 12, dtype=np.float32)
 
 
 def view(shape: tuple[int, ...], strides: tuple[int, ...], dtype: Any = np.float32) -> np.ndarray:
     """A tensor of any size over a few KB: every element aliases the same buffer (never read)."""
-    buf = BUF.view(dtype)
-    return np.lib.stride_tricks.as_strided(buf, shape=shape, strides=[s * buf.itemsize for s in strides])
+    return virtual(shape, strides, dtype)
 
 
 def guards(name: str) -> dict[str, ModuleGuard]:
@@ -163,6 +162,7 @@ def test_dims_of_numpy_dlpack_and_non_tensors() -> None:
             return a.__dlpack__()
 
     assert dims(Exported()) == ((3, 5), (10, 2), 4)
+    assert dims(VirtualTensor((8192, 8192), (262_176, 1))) == ((8192, 8192), (262_176, 1), 2)
     assert ctypes.sizeof(DLTensor) == 48  # the DLPack ABI's layout on 64-bit hosts
 
 

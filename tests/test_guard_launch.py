@@ -12,9 +12,7 @@ error on this machine proves the guard let it pass.  Run as a script, this file 
 
 from __future__ import annotations
 
-import ctypes
 import json
-import runpy
 import sys
 from pathlib import Path
 from typing import Any
@@ -34,61 +32,10 @@ NO_DRIVER = ("cudaErrorInsufficientDriver", "cudaErrorNoDevice", "no CUDA-capabl
 # ------------------------------------------------------------------------------------------ the child
 
 
-class VirtualTensor:
-    """A DLPack tensor of any shape and strides that claims device memory it does not have (nothing
-    may read it: the guard must stop it, or the driver must refuse the launch)."""
-
-    def __init__(self, shape: tuple[int, ...], strides: tuple[int, ...], bits: int = 16, code: int = 4):
-        from irscan.guarding.values import DLTensor
-
-        class Managed(ctypes.Structure):
-            pass
-
-        deleter = ctypes.CFUNCTYPE(None, ctypes.POINTER(Managed))
-        Managed._fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", deleter)]
-        self._managed, self._noop = Managed, deleter(lambda p: None)
-        self._shape = (ctypes.c_int64 * len(shape))(*shape)
-        self._strides = (ctypes.c_int64 * len(strides))(*strides)
-        self._kept: list[Any] = []
-        self.bits, self.code = bits, code  # kDLBfloat = 4
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        return (2, 0)  # kDLCUDA, device 0
-
-    def __dlpack__(self, stream: Any = None, **kw: Any) -> Any:
-        m = self._managed()
-        t = m.dl_tensor
-        t.data, t.device.device_type, t.device.device_id = 1 << 40, 2, 0
-        t.ndim = len(self._shape)
-        t.dtype.code, t.dtype.bits, t.dtype.lanes = self.code, self.bits, 1
-        t.shape = ctypes.cast(self._shape, ctypes.POINTER(ctypes.c_int64))
-        t.strides = ctypes.cast(self._strides, ctypes.POINTER(ctypes.c_int64))
-        m.deleter = self._noop
-        self._kept.append(m)
-        new = ctypes.pythonapi.PyCapsule_New
-        new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-        return new(ctypes.addressof(m), b"dltensor", None)
-
-
 def _compile(program: Path, options: str) -> Any:
-    """Run the corpus program unchanged and keep what its ``cute.compile`` returns."""
-    import cutlass.cute as cute
+    from irscan.guarding.dryrun import compiled_by
 
-    kept: list[Any] = []
-    original = cute.compile
-
-    def keep(*a: Any, **k: Any) -> Any:
-        if options:
-            k.setdefault("options", options)
-        kept.append(original(*a, **k))
-        return kept[-1]
-
-    cute.compile = keep
-    try:
-        runpy.run_path(str(program), run_name="__corpus__")
-    finally:
-        cute.compile = original
-    return kept[-1]
+    return compiled_by(program, options)[-1]
 
 
 def _count_dsl_entry(f: Any, options: str) -> list[int]:
@@ -106,9 +53,8 @@ def _count_dsl_entry(f: Any, options: str) -> list[int]:
 
 
 def child(program: Path, mode: str, options: str, from_env: bool) -> dict[str, Any]:
-    import numpy as np
-
     import irscan
+    from irscan.guarding.dryrun import VirtualTensor, virtual
 
     if from_env:  # IRSCAN_GUARD / IRSCAN_CAPTURE armed the guard at start-up
         f, report = _compile(program, options), []
@@ -117,12 +63,9 @@ def child(program: Path, mode: str, options: str, from_env: bool) -> dict[str, A
             f = _compile(program, options)
         report = g.report()
     calls = _count_dsl_entry(f, options)
-    buf = np.zeros(1 << 12, dtype=np.float16)
 
     def tensor(pitch: int) -> Any:
-        if options:
-            return VirtualTensor((8192, 8192), (pitch, 1))
-        return np.lib.stride_tricks.as_strided(buf, shape=(8192, 8192), strides=(pitch * 2, 2))
+        return VirtualTensor((8192, 8192), (pitch, 1)) if options else virtual((8192, 8192), (pitch, 1), "float16")
 
     out: dict[str, Any] = {"class": type(f).__name__, "report": report, "calls": []}
     for pitch in (WRAP, BELOW, WRAP, BELOW):  # a refused launch leaves the process usable
@@ -192,7 +135,7 @@ def test_irscan_audit_guard_arms_the_guard_in_the_program(run_python, tmp_path) 
 def test_a_kernel_without_findings_keeps_the_dsls_own_class(run_python) -> None:
     """No finding, no check: the compiled function is the DSL's object, untouched (zero cost)."""
     code = (
-        "import runpy, sys; sys.path.insert(0, 'tests'); import irscan\n"
+        "import sys; sys.path.insert(0, 'tests'); import irscan\n"
         "from test_guard_launch import _compile, CLEAN\n"
         "with irscan.guard() as g:\n    f = _compile(CLEAN, '')\n"
         "print(type(f).__module__, type(f).__name__, hasattr(f, '_irscan_guard'))\n"

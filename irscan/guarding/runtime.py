@@ -89,7 +89,9 @@ def wrap_error(g: LaunchGuard, i: int, args: tuple[Any, ...]) -> WrapError:
     """The error for condition ``i`` of ``g`` broken by ``args`` (the slow path: explain's values)."""
     assert g.compiled is not None
     env = g.compiled.explain(args)
-    named = sorted(g.compiled.names.get(i, []), key=lambda k: (not k.startswith("grid."), not k.startswith("block."), k))
+    named = sorted(
+        g.compiled.names.get(i, []), key=lambda k: (not k.startswith("grid."), not k.startswith("block."), k)
+    )
     shown = {k: env[k] for k in named if k in env}
     vals = ", ".join(f"{k} = {v:,}" for k, v in shown.items())
     reached = int(env.get(f"#{i}", 0))
