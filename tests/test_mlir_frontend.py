@@ -205,3 +205,26 @@ def test_literals_no_value_can_hold_are_located(line: str, at: str) -> None:
             mlir.parse_module(text, "big.mlir", full=full)
         e = ei.value
         assert (e.path, e.line, e.col) == ("big.mlir", row + 1, lines[row].index(at) + 1), (full, str(e))
+
+
+_PARSE_TWICE = """
+import sys
+from irscan.frontend import mlir
+m = mlir.parse_module(open(sys.argv[1]).read(), "m.mlir")
+print("lark" in sys.modules, [(op.name, op.kind, op.width, op.attrs) for f in m.functions for op in f.ops()])
+"""
+
+
+def test_known_templates_need_no_grammar_in_a_fresh_process(run_python, tmp_path, syntax_file) -> None:  # noqa: F811
+    """The specs a scan made are kept (spec_store): a second process reads them and never imports lark,
+    with the same ops; a corrupt store costs the grammar, not the result."""
+    env = {"IRSCAN_CACHE_DIR": str(tmp_path / "cache")}
+    first = run_python("-c", _PARSE_TWICE, syntax_file, env=env)
+    second = run_python("-c", _PARSE_TWICE, syntax_file, env=env)
+    assert first.returncode == second.returncode == 0, first.stderr + second.stderr
+    assert first.stdout.startswith("True") and second.stdout.startswith("False")
+    assert first.stdout[4:] == second.stdout[5:]
+    (store,) = (tmp_path / "cache").glob("mlir-specs-*")
+    store.write_bytes(b"garbage")
+    third = run_python("-c", _PARSE_TWICE, syntax_file, env=env)
+    assert third.returncode == 0 and third.stdout.startswith("True") and third.stdout[4:] == first.stdout[4:]

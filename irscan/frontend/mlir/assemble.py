@@ -50,7 +50,7 @@ from collections import Counter
 from typing import Any
 
 from irscan import ir
-from irscan.frontend.mlir.grammar import UnexpectedInput, parse, syntax_error
+from irscan.frontend.mlir.grammar_lazy import grammar
 from irscan.frontend.mlir.header import finish_module, function_from_header
 from irscan.frontend.mlir.indexer import index_module
 from irscan.frontend.mlir.locations import (
@@ -113,10 +113,11 @@ def op_sequence(module: ir.Module) -> list[tuple[int, str, tuple[str, ...]]]:
 
 
 def _parse_full(text: str, path: str) -> ir.Module:
+    g = grammar()
     try:
-        items = parse(text)
-    except UnexpectedInput as exc:
-        raise syntax_error(path, text, exc) from None
+        items = g.parse(text)
+    except g.UnexpectedInput as exc:
+        raise g.syntax_error(path, text, exc) from None
     return _Assembler(text, path).run(items)
 
 

@@ -29,7 +29,8 @@ from collections import Counter
 from typing import Any
 
 from irscan import ir
-from irscan.frontend.mlir.grammar import UnexpectedInput
+from irscan.frontend.mlir import spec_store
+from irscan.frontend.mlir.grammar_lazy import is_parse_error
 from irscan.frontend.mlir.header import finish_module
 from irscan.frontend.mlir.locations import (
     LocResolver,
@@ -360,16 +361,25 @@ class _Indexer(Outline):
                 fn.loc = loc_of(fn.loc, fn.line)
 
 
+#: failures of the indexer's own reading of a line: the whole-module grammar parse decides instead
+_DEFERRED = (LocSyntaxError, ValueError, IndexError, KeyError, AttributeError)
+
+
 def index_module(text: str, path: str) -> ir.Module:
     """The fast path of :func:`irscan.frontend.mlir.parse_module` (raises :class:`NeedFullParse` to defer)."""
     enabled = gc.isenabled()
     gc.disable()  # ~15k small objects with no cycles: the collector only costs time here
+    spec_store.load()
     try:
-        return _Indexer(text, path).run()
+        module = _Indexer(text, path).run()
     except (IRSyntaxError, NeedFullParse):
         raise
-    except (UnexpectedInput, LocSyntaxError, ValueError, IndexError, KeyError, AttributeError) as exc:
-        raise NeedFullParse(f"{type(exc).__name__}: {exc}") from None
+    except Exception as exc:
+        if isinstance(exc, _DEFERRED) or is_parse_error(exc):  # the grammar decides
+            raise NeedFullParse(f"{type(exc).__name__}: {exc}") from None
+        raise
     finally:
         if enabled:
             gc.enable()
+    spec_store.save()
+    return module

@@ -3,10 +3,11 @@ regions (functions, modules, other region ops), the end of a function, and ops o
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 
 from irscan import ir
-from irscan.frontend.mlir.grammar import UnexpectedInput, parse, syntax_error
+from irscan.frontend.mlir.grammar_lazy import grammar
 from irscan.frontend.mlir.header import function_from_header
 from irscan.frontend.mlir.semantics import (
     finish_function,
@@ -15,6 +16,7 @@ from irscan.frontend.mlir.soup import soup_rtypes
 from irscan.frontend.mlir.templates import (
     _LABEL,
     _NAME,
+    HCACHE,
     NeedFullParse,
     SpecSource,
     _bad_char,
@@ -50,25 +52,38 @@ class Outline(SpecSource):
         if m.group(2):
             try:
                 arg_tys, arg_names = self.label_args(m.group(2))
-            except UnexpectedInput as exc:
-                raise syntax_error(self.path, lab, exc, line=lineno, col_offset=raw.find(s)) from None
+            except Exception as exc:
+                g = grammar()
+                if not isinstance(exc, g.UnexpectedInput):
+                    raise
+                raise g.syntax_error(self.path, lab, exc, line=lineno, col_offset=raw.find(s)) from None
             for n_, t_ in zip(arg_names, arg_tys, strict=False):
                 types[n_] = t_.text
         return ir.Block(m.group(1), tuple(arg_names), tuple(t.int_width for t in arg_tys))
 
     # --------------------------------------------------------------------------- regions
 
+    def header_function(self, header: str, lineno: int, col: int, gpu: bool, has_body: bool) -> ir.Function:
+        """The function an ``llvm.func`` header (``col``: where it starts on its line) declares; the
+        grammar parses each distinct header once (:data:`HCACHE`)."""
+        key = (header, gpu, has_body)
+        tmpl = HCACHE.get(key)
+        if tmpl is None:
+            g = grammar()
+            try:
+                rop = g.parse(header, "op")
+            except g.UnexpectedInput as exc:
+                raise g.syntax_error(self.path, header, exc, line=lineno, col_offset=col) from None
+            tmpl = HCACHE[key] = function_from_header(rop.body, 0, gpu, has_body=has_body)
+        params = [dataclasses.replace(p) for p in tmpl.params]
+        return ir.Function(tmpl.name, tmpl.kernel, params, [], dict(tmpl.attrs), lineno)
+
     def open_region(self, body: str, lineno: int, raw: str, stack: list[_Frame]) -> None:
         nm = _NAME.match(body)
         name = nm.group(0) if nm else body[1 : body.find('"', 1)]
         gpu = bool(stack) and stack[-1].gpu
         if name == "llvm.func":
-            header = body[:-1].rstrip()
-            try:
-                rop = parse(header, "op")
-            except UnexpectedInput as exc:
-                raise syntax_error(self.path, header, exc, line=lineno, col_offset=raw.find(body)) from None
-            fn = function_from_header(rop.body, lineno, gpu, has_body=True)
+            fn = self.header_function(body[:-1].rstrip(), lineno, raw.find(body), gpu, True)
             fn.blocks.append(ir.Block("^bb0"))
             fr = _Frame("func", lineno, name, gpu, fn)
             fr.arg_types = {p.name: p.type for p in fn.params}
@@ -92,11 +107,7 @@ class Outline(SpecSource):
         self, name: str, body: str, results: tuple[str, ...], loc: str | None, lineno: int, raw: str, gpu: bool
     ) -> None:
         if name == "llvm.func":  # a declaration
-            try:
-                rop = parse(body, "op")
-            except UnexpectedInput as exc:
-                raise syntax_error(self.path, body, exc, line=lineno, col_offset=raw.find(body)) from None
-            fn = function_from_header(rop.body, lineno, gpu)
+            fn = self.header_function(body, lineno, raw.find(body), gpu, False)
             fn.loc = loc  # type: ignore[assignment]
             self.structure.append((lineno, "llvm.func", ()))
             self.module.functions.append(fn)

@@ -4,9 +4,10 @@ values kept as text."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lark import Token
+if TYPE_CHECKING:
+    from lark import Token
 
 from irscan.frontend.mlir.types import Ty
 
@@ -79,3 +80,9 @@ class Unit:
 
 
 UNIT = Unit()
+
+
+def result_group_error(n: int, line: int) -> str:
+    """Why ``%x:n`` is refused: a printed op names each of its results' types on its line, so a group
+    longer than the line is not real (and would cost memory out of all proportion to the text)."""
+    return f"a group of {n} results on a line of {line} characters"

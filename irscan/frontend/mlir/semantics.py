@@ -1,7 +1,7 @@
 """What an LLVM-dialect op means to the analysis: parsed op records -> :mod:`irscan.ir` kinds.
 
 Both MLIR front-end paths (the whole-module grammar parse and the fast line indexer) describe each op
-as a :class:`irscan.frontend.mlir.grammar.Body`; :func:`build_spec` turns a Body into a :class:`Spec` (kind,
+as a :class:`irscan.frontend.mlir.records.Body`; :func:`build_spec` turns a Body into a :class:`Spec` (kind,
 width, flags, attrs, address operand...) that does not depend on the op's SSA names, so the fast path
 builds it once per distinct op template and stamps out :class:`irscan.ir.Op` objects from it.
 
@@ -115,6 +115,15 @@ class Spec:
         self.op_idx: tuple[int, ...] = ()
         self.succ_idx: tuple[tuple[int, tuple[int, ...]], ...] = ()
         self.getops: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without ``getops`` (a closure): :meth:`templatize` makes it again."""
+        return {k: getattr(self, k) for k in self.__slots__ if k != "getops"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for k, v in state.items():
+            setattr(self, k, v)
+        self.getops = None
 
     def templatize(self) -> Spec:
         """Turn ``%k`` / ``^k`` placeholder references into positions (for the fast path)."""

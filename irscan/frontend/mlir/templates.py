@@ -8,17 +8,16 @@ import re
 from typing import Any
 
 from irscan import ir
-from irscan.frontend.mlir.grammar import UnexpectedInput, parse, parse_type, syntax_error
+from irscan.frontend.mlir.grammar_lazy import grammar
 from irscan.frontend.mlir.locations import (
     strip_inline_locs,
 )
-from irscan.frontend.mlir.records import Body
+from irscan.frontend.mlir.records import Body, result_group_error
 from irscan.frontend.mlir.semantics import (
     Spec,
     build_spec,
 )
 from irscan.frontend.mlir.soup import soup_info, soup_rtypes
-from irscan.frontend.mlir.transform import result_group_error
 from irscan.frontend.mlir.types import Ty, field_type
 from irscan.frontend.text import strip_strings
 from irscan.ir import IRSyntaxError
@@ -121,11 +120,13 @@ _TCACHE: dict[str, Spec] = {}
 _GCACHE: dict[tuple[str, int, str], Spec] = {}
 _ECACHE: dict[tuple[str, str], Spec] = {}
 _LCACHE: dict[str, tuple[list[Ty], str]] = {}
+#: functions by (``llvm.func`` header text, in a gpu.module, has a body); line 0, no blocks
+HCACHE: dict[tuple[str, bool, bool], ir.Function] = {}
 
 
 def clear_caches() -> None:
     """Forget every memoised template (for timing a cold parse)."""
-    for c in (_TCACHE, _GCACHE, _ECACHE, _LCACHE):
+    for c in (_TCACHE, _GCACHE, _ECACHE, _LCACHE, HCACHE):
         c.clear()
 
 
@@ -175,10 +176,12 @@ class SpecSource:
         """An error at a line: let the grammar say where exactly, else report ``why``."""
         if body_col < 0:  # an op joined from several lines: the whole-module parse places the error
             raise NeedFullParse(why)
+        g = grammar()
         try:
-            parse(body, "op")
-        except UnexpectedInput as exc:
-            return syntax_error(self.path, body, exc, line=lineno, col_offset=body_col)
+            g.parse(body, "op")
+        except g.UnexpectedInput as exc:
+            err: IRSyntaxError = g.syntax_error(self.path, body, exc, line=lineno, col_offset=body_col)
+            return err
         except Exception:  # noqa: BLE001 -- any other failure of ours on this line: the grammar decides
             raise NeedFullParse(why) from None
         raise NeedFullParse(why)
@@ -194,9 +197,10 @@ class SpecSource:
         tmpl, names = _template(body)
         spec = self.tcache.get(tmpl)
         if spec is None:
+            g = grammar()
             try:
-                rop = parse(_number(tmpl), "op")
-            except UnexpectedInput:
+                rop = g.parse(_number(tmpl), "op")
+            except g.UnexpectedInput:
                 orig = orig or body
                 raise self.fail(lineno, raw, raw.find(orig), orig, "bad op") from None
             spec = build_spec(rop.body).templatize()
@@ -208,9 +212,10 @@ class SpecSource:
         spec = self.ecache.get(key)
         if spec is not None:
             return spec
+        g = grammar()
         try:
-            ty = parse_type(tytext)
-        except UnexpectedInput:
+            ty = g.parse_type(tytext)
+        except g.UnexpectedInput:
             raise self.fail(lineno, raw, raw.find(body), body, "bad type") from None
         p = tuple(int(x) for x in path.split(","))
         if insert:
@@ -239,7 +244,7 @@ class SpecSource:
         tmpl = _SSA.sub("%", no_loc)
         hit = self.lcache.get(tmpl)
         if hit is None:
-            _, args, _ = parse("^bb" + tmpl + ":", "block_label")
+            _, args, _ = grammar().parse("^bb" + tmpl + ":", "block_label")
             hit = ([t for _, t in args], tmpl)
             self.lcache[tmpl] = hit
         return hit[0], names

@@ -12,7 +12,7 @@ from typing import Any
 
 from lark import Token, Transformer
 
-from irscan.frontend.mlir.records import AliasDef, Body, RawBlock, RawOp, RawRegion
+from irscan.frontend.mlir.records import AliasDef, Body, RawBlock, RawOp, RawRegion, result_group_error
 from irscan.frontend.mlir.transform_types import BadLiteral, TypeAttrRules, _tys, lit_int
 from irscan.frontend.mlir.types import Ty, field_type
 
@@ -38,12 +38,6 @@ class _Group:
 
     def __init__(self, items: list[Any]) -> None:
         self.items = items
-
-
-def result_group_error(n: int, line: int) -> str:
-    """Why ``%x:n`` is refused: a printed op names each of its results' types on its line, so a group
-    longer than the line is not real (and would cost memory out of all proportion to the text)."""
-    return f"a group of {n} results on a line of {line} characters"
 
 
 class _Results(tuple[str, ...]):
