@@ -1,7 +1,7 @@
 # ruff: noqa: E501  (PTX test data: TMA opcodes are longer than a line)
-"""grammars/ptx.lark and irscan/ptx.py's parse: every corpus PTX, every syntax family, the errors.
+"""grammars/ptx.lark and the PTX front end's parse: every corpus PTX, every syntax family, the errors.
 
-The oracle: what we print back from the parse alone (irscan/ptx_print.py) must assemble with
+The oracle: what we print back from the parse alone (irscan/frontend/ptx/printer.py) must assemble with
 ``ptxas -arch <its .target>``; and the fast statement splitter must give exactly the syntax tree the
 full grammar gives.
 """

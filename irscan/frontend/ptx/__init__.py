@@ -14,11 +14,20 @@ Public API::
 This module is the front door; the work is done in the parts it imports (none imports it):
 
 * :mod:`irscan.frontend.ptx.ast` -- the syntax tree (:class:`Instr`, :class:`Addr`, :class:`Func` ...);
+* :mod:`irscan.frontend.ptx.lexical` -- the literal rules both parsers share (integers, comments, ``Bail``);
 * :mod:`irscan.frontend.ptx.grammar` -- ``grammars/ptx.lark``, :func:`parse_tree`, lark errors ->
-  :class:`irscan.ir.IRSyntaxError`, and the literal rules both parsers share;
-* :mod:`irscan.frontend.ptx.fast` -- the regex statement splitter, :func:`parse_ast`;
+  :class:`irscan.ir.IRSyntaxError`; :mod:`irscan.frontend.ptx.convert` -- lark's tree -> the syntax tree;
+* :mod:`irscan.frontend.ptx.fast` -- the regex statement splitter, :func:`parse_ast`, with
+  :mod:`~irscan.frontend.ptx.fast_operands` and :mod:`~irscan.frontend.ptx.fast_directives`;
 * :mod:`irscan.frontend.ptx.opcodes` -- what an opcode means (kind, width, signedness), special registers;
-* :mod:`irscan.frontend.ptx.lower` -- :func:`lower`: functions, blocks, operands, addresses, locations.
+* :mod:`irscan.frontend.ptx.lower` -- :func:`lower`: functions, blocks, locations; with
+  :mod:`~irscan.frontend.ptx.instr` (one instruction -> Op) and :mod:`~irscan.frontend.ptx.names`
+  (registers and scope renaming).
+
+Under any input the result is a module or an :class:`irscan.ir.IRSyntaxError` with a line and column:
+nothing recurses as deep as the input nests, no pattern backtracks super-linearly, integer literals
+over 64 bits are located errors, and time and memory grow linearly with the text
+(``tests/test_ptx_contract.py`` holds each class of hostile input to it).
 
 Two ways to the same syntax tree, checked equal on the corpus (and on fuzzed text) by the tests:
 

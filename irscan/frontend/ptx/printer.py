@@ -2,8 +2,8 @@
 
 The output is built from the parse alone (never from the input text), so ``ptxas`` accepting it is
 evidence that the parse lost nothing that matters: the tests assemble the printout of every corpus
-file.  Layout is normalised (one statement per line, tabs for nesting, ``[%rd+-4]`` for negative
-displacements); immediates keep their spelling.
+file.  Layout is normalised (one statement per line, tabs for nesting up to 16 levels, ``[%rd+-4]``
+for negative displacements); immediates keep their spelling.  Printing is linear in the tree's size.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def _stmt_lines(st: Any, depth: int, out: list[str]) -> None:
     stack: list[tuple[Iterator[Any], int]] = [(iter((st,)), depth)]
     while stack:
         items, d = stack[-1]
-        ind = "\t" * d
+        ind = "\t" * min(d, _MAX_INDENT)
         for x in items:
             if isinstance(x, Instr):
                 out.append(ind + instr_text(x))
@@ -156,7 +156,11 @@ def _stmt_lines(st: Any, depth: int, out: list[str]) -> None:
         else:
             stack.pop()
             if stack:  # a scope's body ran out: close it at its own depth
-                out.append("\t" * (d - 1) + "}")
+                out.append("\t" * min(d - 1, _MAX_INDENT) + "}")
+
+
+#: deeper scopes are indented no further, so that the printout stays linear in the tree's size
+_MAX_INDENT = 16
 
 
 def _func_lines(f: Func) -> list[str]:
