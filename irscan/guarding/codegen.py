@@ -78,36 +78,35 @@ class _Writer:
         return expr
 
     def node(self, nd: Node) -> tuple[str, str]:
+        """Locals (or literals) holding ``nd``'s lower and upper bound; one name twice for a point."""
         if nd in self.memo:
             return self.memo[nd]
-        lo, hi = self.fresh(), self.fresh()
+        v = self.fresh()
+        lo, hi = f"{v}l", f"{v}h"
         if isinstance(nd, Field):
-            e = self.arg_field(nd)
-            self.lines.append(f"{lo} = {hi} = {e}")
+            lo = hi = v
+            self.lines.append(f"{v} = {self.arg_field(nd)}")
         elif isinstance(nd, Sreg):
             dim = f"{'g' if nd.base.endswith('ctaid') else 'b'}{nd.axis}"
             self.leaves.setdefault(f"{'grid' if dim[0] == 'g' else 'block'}.{'xyz'[nd.axis]}", dim)
             if nd.base.startswith("n"):
-                self.lines.append(f"{lo} = {hi} = {dim}")
+                lo = hi = dim
             else:
-                self.lines.append(f"{lo} = 0; {hi} = {dim} - 1")
+                lo = "0"
+                self.lines.append(f"{hi} = {dim} - 1")
         elif isinstance(nd, Known):
-            self.lines.append(f"{lo} = {nd.lo}; {hi} = {nd.hi}")
+            lo, hi = str(nd.lo), str(nd.hi)
         elif isinstance(nd, Extent):
             e = self.arg_field(nd.extent) if isinstance(nd.extent, Field) else str(nd.extent)
-            self.lines.append(f"{lo} = 0; {hi} = {e} - 1")
+            lo = "0"
+            self.lines.append(f"{hi} = {e} - 1")
         elif isinstance(nd, Product):
-            al, ah = self.lin(nd.a)
-            bl, bh = self.lin(nd.b)
-            p = [f"{x} * {y}" for x in (al, ah) for y in (bl, bh)]
-            self.lines.append(f"{lo} = min({', '.join(p)}); {hi} = max({', '.join(p)})")
+            self.lines.append(_product(lo, hi, self.lin(nd.a), self.lin(nd.b)))
         elif isinstance(nd, Select):
-            al, ah = self.lin(nd.a)
-            bl, bh = self.lin(nd.b)
+            (al, ah), (bl, bh) = self.lin(nd.a), self.lin(nd.b)
             self.lines.append(f"{lo} = min({al}, {bl}); {hi} = max({ah}, {bh})")
         else:
-            al, ah = self.lin(nd.a)
-            bl, bh = self.lin(nd.b)
+            (al, ah), (bl, bh) = self.lin(nd.a), self.lin(nd.b)
             self.lines.append(
                 f"{lo}, {hi} = _bitwise(_K[{nd.kind.name!r}], {al}, {ah}, {bl}, {bh}, {nd.width}, {nd.signed!r})"
             )
@@ -115,17 +114,41 @@ class _Writer:
         return lo, hi
 
     def lin(self, x: Lin) -> tuple[str, str]:
-        los, his = [str(x.const)], [str(x.const)]
+        los, his = [str(x.const)] if x.const else [], [str(x.const)] if x.const else []
         for nd, c in x.terms:
             lo, hi = self.node(nd)
             a, b = (lo, hi) if c > 0 else (hi, lo)
-            los.append(a if c == 1 else f"{c} * {a}")
-            his.append(b if c == 1 else f"{c} * {b}")
-        if len(los) == 2 and x.const == 0:
-            return los[1], his[1]
-        lo, hi = self.fresh(), self.fresh()
-        self.lines.append(f"{lo} = {' + '.join(los)}; {hi} = {' + '.join(his)}")
-        return lo, hi
+            if a != "0":
+                los.append(a if c == 1 else f"{c} * {a}")
+            if b != "0":
+                his.append(b if c == 1 else f"{c} * {b}")
+        lo_e, hi_e = " + ".join(los) or "0", " + ".join(his) or "0"
+        if lo_e == hi_e and len(los) == 1 and los[0].isidentifier():
+            return lo_e, hi_e
+        if len(los) <= 1 and len(his) <= 1 and (lo_e.isidentifier() or lo_e.lstrip("-").isdigit()):
+            if hi_e.isidentifier() or hi_e.lstrip("-").isdigit():
+                return lo_e, hi_e
+        v = self.fresh()
+        if lo_e == hi_e:
+            self.lines.append(f"{v} = {lo_e}")
+            return v, v
+        self.lines.append(f"{v}l = {lo_e}; {v}h = {hi_e}")
+        return f"{v}l", f"{v}h"
+
+
+def _product(lo: str, hi: str, a: tuple[str, str], b: tuple[str, str]) -> str:
+    """Interval product, shortest form: a point times an interval that starts at 0 (``stride *
+    ctaid.x``) is one multiply; the general case takes the corners."""
+    (al, ah), (bl, bh) = a, b
+    if al == ah and bl == "0":
+        a, b = b, a
+        (al, ah), (bl, bh) = a, b
+    if bl == bh and al == "0":
+        return f"{hi} = {ah} * {bl}; {lo} = {hi} if {hi} < 0 else 0; {hi} = {hi} if {hi} > 0 else 0"
+    if al == ah and bl == bh:
+        return f"{lo} = {hi} = {al} * {bl}"
+    p = ", ".join(f"{x} * {y}" for x in (al, ah) for y in (bl, bh))
+    return f"{lo} = min({p}); {hi} = max({p})"
 
 
 class _NotBindable(Exception):

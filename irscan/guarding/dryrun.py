@@ -83,7 +83,7 @@ def compiled_by(program: str | Path, options: str = "") -> list[Any]:
         kept.append(original(*args, **kwargs))
         return kept[-1]
 
-    cute.compile = keep
+    cute.compile = keep  # type: ignore[assignment]
     try:
         runpy.run_path(str(program), run_name="__irscan_dry_run__")
     finally:

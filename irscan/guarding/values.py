@@ -19,7 +19,10 @@ _NONE: Dims = ((), (), 0)
 
 def _numpy(x: Any) -> Dims:
     it = x.itemsize
-    return x.shape, tuple(s // it for s in x.strides), it
+    st = x.strides
+    if len(st) == 2:  # the common case, without a generator's cost
+        return x.shape, (st[0] // it, st[1] // it), it
+    return x.shape, tuple([s // it for s in st]), it
 
 
 def _torch(x: Any) -> Dims:
