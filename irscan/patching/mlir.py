@@ -305,5 +305,6 @@ class ModuleRewriter:
                 attributes={"predicate": cmp.attributes["predicate"]},
             )  # fmt: skip
         cmp.results[0].replace_all_uses_with(new.results[0])
+        cmp.erase()  # no user is left: the wrapped compare must not survive to be picked up again
         del twins
         return 1

@@ -104,6 +104,8 @@ def _patch_mlir(text: str, ir_file: Path, meta: dict[str, Any] | None, out: Path
 
     with ir.Context(), ir.Location.unknown():
         module = parse_module(text)
+        # scan the module as the bindings print it: the SSA names the rewriter looks up are the printer's
+        text = module.operation.get_asm(enable_debug_info=True)
         rep, new_text = patch_module(module, text, str(ir_file), meta)
         (out / "module.mlir").write_text(new_text)
         _diff(text, new_text, "module.mlir", out)
