@@ -269,9 +269,10 @@ def reaches(findings: list[Finding], fail_on: str) -> list[Finding]:
 def scan_safely(folder: Path, strict: bool, irs: tuple[str, ...] = ("mlir", "ptx")) -> ScanResult:
     """Scan each captured module on its own; irscan's failure on one becomes a note on the result and
     the others are still scanned, unless strict (the user's run is not ours to break)."""
-    from irscan.capturing.store import find_captures
+    from irscan.capturing.store import find_captures, recorded_errors
 
     res = ScanResult()
+    res.errors += recorded_errors(folder)  # the hook's own failures, recorded in the audited process
     for capture in find_captures(folder) if folder.exists() else []:
         try:
             res.extend(scan_capture(capture, irs))

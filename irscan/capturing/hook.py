@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from irscan.capturing import store
+from irscan.capturing import releases, store
 from irscan.capturing.env import DEFAULT_ARCH, NO_CACHE_ENV, prepare_environment
 from irscan.capturing.meta import KernelInfo, dsl_environment, jit_functions, kernel_signatures, launch_facts
 from irscan.capturing.store import Capture
@@ -106,6 +106,7 @@ class Session:
         msg = f"irscan: capture {what} failed ({type(exc).__name__}: {exc}); the compile goes on without it"
         self.errors.append(msg)
         print(msg, file=sys.stderr)
+        store.record_error(self.out, msg)  # for the audit in the parent process: its report's errors
 
 
 _active: list[Session] = []
@@ -132,7 +133,8 @@ def _hooked_compile(self: Any, module: Any, pipeline: str, *args: Any, **kwargs:
     try:
         from cutlass._mlir import passmanager
 
-        first, tail = split_pipeline(pipeline, str(passmanager.PassManager.parse(pipeline)))  # type: ignore[attr-defined]
+        # what this release offers: two halves, or (a release without the llvm-only cut) the whole, dumps set
+        first, tail = releases.cut(pipeline, passmanager.PassManager.parse, split_pipeline)  # type: ignore[attr-defined]
         infos = kernel_signatures(module)
         jits = jit_functions(module)
         label = next(iter(infos), "module")
@@ -150,7 +152,8 @@ def _hooked_compile(self: Any, module: Any, pipeline: str, *args: Any, **kwargs:
     post_hook = getattr(self, "_post_compile_hook", None)
     self._post_compile_hook = None
     try:
-        _original(self, module, first, *args, **kwargs)  # user errors surface here unchanged
+        if first is not None:
+            _original(self, module, first, *args, **kwargs)  # user errors surface here unchanged
     except BaseException:  # the user's error or Ctrl-C: no empty capture folder stays behind
         _discard(folder)
         raise
@@ -160,8 +163,9 @@ def _hooked_compile(self: Any, module: Any, pipeline: str, *args: Any, **kwargs:
     t1 = time.perf_counter()
     text = None
     try:
-        text = module.operation.get_asm(enable_debug_info=True)
-        launch_facts(module, infos)
+        if first is not None:
+            text = module.operation.get_asm(enable_debug_info=True)
+            launch_facts(module, infos)
     except Exception as exc:
         if session.strict:
             raise
@@ -262,6 +266,7 @@ def capture(
             file=sys.stderr,
         )
     prepare_environment(arch, lineinfo)
+    releases.warn_if_untested(releases.installed_version())
     session = Session(out, strict=strict)
     try:
         install()

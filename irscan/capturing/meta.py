@@ -13,6 +13,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from irscan.capturing import releases
 from irscan.frontend.text import split_top
 
 
@@ -163,5 +164,6 @@ def dsl_environment() -> dict[str, Any]:
         except metadata.PackageNotFoundError:
             pass
     env["dsl_version"] = env.get("nvidia-cutlass-dsl")
+    env["dsl_tested"] = releases.is_tested(env["dsl_version"])  # among the releases the matrix covers
     env["wheel_flavour"] = "cu13" if "nvidia-cutlass-dsl-libs-cu13" in env else "cu12"
     return env

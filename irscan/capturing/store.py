@@ -88,6 +88,8 @@ def write(
             src.rename(folder / fname)
         else:  # the user asked for their own dump: leave theirs, keep a copy
             (folder / fname).write_bytes(src.read_bytes())
+        if suffix == "ptx":
+            _drop_trailing_nul(folder / fname)
     meta = {
         "schema": SCHEMA,
         "module": folder.name,
@@ -100,6 +102,14 @@ def write(
     }
     (folder / META_FILE).write_text(json.dumps(meta, indent=2) + "\n")
     return Capture(folder, folder.name, arch, kernels, meta)
+
+
+def _drop_trailing_nul(path: Path) -> None:
+    """cute-to-nvvm's own PTX dump (4.3-4.5, the PTX-only cut) ends with the C string's NUL: text,
+    not PTX, so it goes (the PTX of cuda-to-binary's dump has none)."""
+    data = path.read_bytes()
+    if data.endswith(b"\0"):
+        path.write_bytes(data.rstrip(b"\0"))
 
 
 def load(folder: str | os.PathLike[str]) -> Capture:
@@ -272,3 +282,26 @@ def find_captures(root: str | os.PathLike[str]) -> list[Path]:
     if (r / META_FILE).exists():
         return [r]
     return sorted(p.parent for p in r.rglob(META_FILE))
+
+
+#: capture failures of the hook, one per line, at the capture root: the hook runs in the audited
+#: program's process and fails open there; the audit in irscan's process reads them into its errors
+ERRORS_FILE = "irscan-errors.txt"
+
+
+def record_error(root: str | os.PathLike[str], message: str) -> None:
+    try:
+        r = Path(root)
+        r.mkdir(parents=True, exist_ok=True)
+        with open(r / ERRORS_FILE, "a", encoding="utf-8") as f:
+            f.write(" ".join(message.split()) + "\n")
+    except OSError:
+        pass  # the message went to stderr already; the user's compile goes on
+
+
+def recorded_errors(root: str | os.PathLike[str]) -> list[str]:
+    p = Path(root) / ERRORS_FILE
+    try:
+        return [line for line in p.read_text(encoding="utf-8", errors="replace").splitlines() if line]
+    except OSError:
+        return []
