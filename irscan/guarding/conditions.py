@@ -161,8 +161,11 @@ class Rewriter:
             named = field_at(meta_fields(pf.param, meta), pf) if isinstance(meta, dict) else None
             m = _FIELD_NAME.search(named.name) if named else None
             return Field(pf.param, m.group(1), int(m.group(2))) if m else None
-        if op.kind is Kind.ARG:
-            return Field(int(op.attrs.get("param", -1)), "scalar", 0) if op.width in (32, 64) else None
+        if op.kind is Kind.ARG:  # MLIR: a whole parameter; a scalar when its type is an integer
+            index = int(op.attrs.get("param", -1))
+            p = next((p for p in self.gr.fn.params if p.index == index), None)
+            scalar = op.width in (32, 64) or (p is not None and p.shape in (32, 64))
+            return Field(index, "scalar", 0) if scalar else None
         defs = self.gr.defs(n, 0)
         if op.kind is not Kind.EXTRACT or len(defs) != 1 or self.gr.op(defs[0]).kind is not Kind.ARG:
             return None
