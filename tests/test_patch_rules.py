@@ -1,4 +1,4 @@
-"""Patch mode's rules (patches/*.toml) and their before/after examples, checked FileCheck-style.
+"""Patch mode's rules (patches/*.json) and their before/after examples, checked FileCheck-style.
 
 Each example under patches/examples/ is the IR before the rewrite with ``// CHECK`` lines about the
 IR after it: the example is scanned, every finding rewritten by the rule the loader picks (MLIR through
@@ -52,7 +52,7 @@ def test_rules_load_and_name_their_shapes():
 
 
 def test_a_broken_rule_file_is_named(tmp_path):
-    (tmp_path / "bad.toml").write_text('id = "x"\nir = "mlir"\n')
+    (tmp_path / "bad.json").write_text('{"id": "x", "ir": "mlir"}')
     with pytest.raises(rules.RuleError, match="missing checks"):
         rules.load.__wrapped__(tmp_path)
 

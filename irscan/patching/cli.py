@@ -45,7 +45,9 @@ def summary_lines(reports: dict[str, dict[str, Any]]) -> list[str]:
     for folder, r in reports.items():
         for p in r["patches"]:
             regs = f", registers {p['registers_before']} -> {p['registers_after']}" if p.get("registers_after") else ""
-            out.append(f"irscan: patched {p['id']} ({p['rule']}, {p['ops_rewritten']} op(s) rewritten{regs}) in {folder}")
+            out.append(
+                f"irscan: patched {p['id']} ({p['rule']}, {p['ops_rewritten']} op(s) rewritten{regs}) in {folder}"
+            )
         for n in r["not_patched"]:
             out.append(f"irscan: not patched {n['id']}: {n['reason']}")
         if r.get("reverted"):

@@ -114,7 +114,9 @@ def patch_module(module: Any, text: str, path: str, meta: dict[str, Any] | None)
     before_ids = {f.id for f in found}
     new = [f for f in after if f.id not in before_ids and not getattr(f, "suppressed", None)]
     if new:
-        return _revert(rep, module, saved, f"the re-scan found {len(new)} new finding(s), first: {new[0].message}"), text
+        return _revert(
+            rep, module, saved, f"the re-scan found {len(new)} new finding(s), first: {new[0].message}"
+        ), text
     still = {f.id for f in after if not getattr(f, "suppressed", None)}
     for p in [p for p in rep.patches if p.id in still]:
         rep.patches.remove(p)

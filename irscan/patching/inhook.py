@@ -52,7 +52,7 @@ class Patcher:
         rep, new_text = patch_module(module, text, "module.mlir", meta)
         self._pending[id(module)] = (rep, text)
         if rep.reverted and self.strict:
-            raise PatchError(rep.reverted)
+            raise PatchError(f"irscan patch (strict): {rep.reverted}")
         return new_text if rep.patches else None
 
     # -- after the tail
@@ -78,8 +78,8 @@ class Patcher:
             after = assemble(ptx).registers
             rep.verified.append("ptxas assembles the patched PTX")
         except (PtxasError, OSError) as exc:
-            if self.strict:
-                raise PatchError(str(exc)) from exc
+            if self.strict:  # the DSL wraps what the compile raises: the message says whose it is
+                raise PatchError(f"irscan patch (strict): the patched PTX was not verified: {exc}") from exc
             why = f"patched PTX not accepted: {exc}"
             print(f"irscan: patch reverted, the original is compiled instead: {why}", file=sys.stderr)
             restore(module, rep.original)
@@ -87,14 +87,13 @@ class Patcher:
                 rep.refuse(p.id, f"reverted: {why}")
             rep.patches, rep.reverted = [], why
             (folder / "module.mlir").write_text(original_text)
-            return recompile(module, str(folder / "module"))
+            result = recompile(module, str(folder / "module"))
+            take_dumps(folder)
+            return result
         before: dict[str, int] = {}
         if self.registers:
             recompile(_Module(rep.original.clone()), str(folder / ORIGINAL_DIR / "module"))
-            for src in (folder / ORIGINAL_DIR).glob("module.*.ptx"):
-                src.rename(folder / ORIGINAL_DIR / "module.ptx")
-            for src in (folder / ORIGINAL_DIR).glob("module.*.cubin"):
-                src.rename(folder / ORIGINAL_DIR / "module.cubin")
+            take_dumps(folder / ORIGINAL_DIR)
             try:
                 before = assemble(folder / ORIGINAL_DIR / "module.ptx").registers
             except (PtxasError, OSError):
@@ -103,6 +102,13 @@ class Patcher:
             p.registers_after = after.get(p.kernel)
             p.registers_before = before.get(p.kernel)
         return result
+
+
+def take_dumps(folder: Path) -> None:
+    """The tail dumps ``module.<arch>.ptx``/``.cubin``; a capture folder names them ``module.ptx``/``.cubin``."""
+    for kind in ("ptx", "cubin"):
+        for src in folder.glob(f"module.*.{kind}"):
+            src.replace(folder / f"module.{kind}")
 
 
 _patchers: list[Patcher] = []
@@ -119,9 +125,10 @@ def install(patcher: Patcher) -> None:
 def uninstall(patcher: Patcher) -> None:
     from irscan.capturing import hook
 
-    for lst, cb in ((hook.LLVM_ONLY_CALLBACKS, patcher.after_llvm), (hook.AFTER_TAIL_CALLBACKS, patcher.after_tail)):
-        if cb in lst:
-            lst.remove(cb)
+    if patcher.after_llvm in hook.LLVM_ONLY_CALLBACKS:
+        hook.LLVM_ONLY_CALLBACKS.remove(patcher.after_llvm)
+    if patcher.after_tail in hook.AFTER_TAIL_CALLBACKS:
+        hook.AFTER_TAIL_CALLBACKS.remove(patcher.after_tail)
     if patcher in _patchers:
         _patchers.remove(patcher)
 

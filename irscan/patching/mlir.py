@@ -29,8 +29,10 @@ from irscan.patching.rules import Rule
 
 _NAME = re.compile(r"^\s*(%[\w.$#-]+)")
 _BRANCHES = ("llvm.br", "llvm.cond_br", "llvm.switch")
-_FORWARD = ("llvm.add", "llvm.sub", "llvm.mul", "llvm.shl", "llvm.or", "llvm.and", "llvm.xor", "llvm.trunc",
-            "llvm.sext", "llvm.zext", "llvm.sdiv", "llvm.udiv", "llvm.srem", "llvm.urem", "llvm.lshr", "llvm.ashr")  # fmt: skip
+#: integer ops a wrapped value flows through unchanged in kind (searched forward for a compare or branch)
+_FORWARD = tuple(
+    f"llvm.{n}" for n in "add sub mul shl or and xor trunc sext zext sdiv udiv srem urem lshr ashr".split()
+)
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 
@@ -80,7 +82,7 @@ class ModuleRewriter:
 
         self.ir = ir
         self.module = module
-        self._state = ir.AsmState(module.operation)
+        self._state = ir.AsmState(module.operation)  # type: ignore[attr-defined]
         self._funcs: dict[str, Any] = {}
         self._names: dict[str, dict[str, Any]] = {}
         stack = [module.operation]
@@ -208,7 +210,7 @@ class ModuleRewriter:
 
     def _decides(self, start: Any) -> bool:
         """Whether integer ops forward from ``start`` reach a compare, select or branch (bounded walk)."""
-        stack, seen = [start], set()
+        stack, seen = [start], set[int]()
         while stack and len(seen) < 10_000:
             op = stack.pop()
             if hash(op) in seen:
@@ -229,7 +231,7 @@ class ModuleRewriter:
         i64 = ir.IntegerType.get_signless(64)
         twins: dict[int, Any] = {}
         rewritten = 0
-        ext = self._extender(plan.signed, i64, twins, {})
+        ext = self._extender(plan.signed, i64, twins, {}, plan.rule.drop_trunc)
         for op in plan.recompute:
             operands = [ext(o) for o in op.operands]
             with ir.InsertionPoint(op), op.location:
@@ -250,7 +252,9 @@ class ModuleRewriter:
             rewritten += self._widen_compare(cmp, ext, twins)
         return rewritten
 
-    def _extender(self, signed: bool, i64: Any, twins: dict[int, Any], exts: dict[tuple[int, bool], Any]) -> Any:
+    def _extender(
+        self, signed: bool, i64: Any, twins: dict[int, Any], exts: dict[tuple[int, bool], Any], drop_trunc: bool
+    ) -> Any:
         """value -> its i64 form: a recomputed twin, a 64-bit constant, a dropped trunc, or an ext."""
         ir = self.ir
         from cutlass._mlir.dialects import llvm
@@ -274,7 +278,12 @@ class ModuleRewriter:
                 n = _constant(ir, op)
                 if n is not None:
                     new = llvm.ConstantOp(i64, ir.IntegerAttr.get(i64, n if as_signed else n & (2**width - 1)))
-                elif op is not None and op.name == "llvm.trunc" and _int_width(ir, op.operands[0].type) == 64:
+                elif (
+                    op is not None
+                    and drop_trunc
+                    and op.name == "llvm.trunc"
+                    and _int_width(ir, op.operands[0].type) == 64
+                ):
                     exts[key] = op.operands[0]  # the 64-bit value the trunc narrowed
                     return op.operands[0]
                 else:

@@ -20,6 +20,7 @@ from typing import Any
 from irscan.ir import IRSyntaxError
 from irscan.patching import rules
 from irscan.patching.core import Report, patch_module, scan_text
+from irscan.patching.inhook import take_dumps
 from irscan.patching.ptxas import PtxasError, arch_of, assemble
 from irscan.resources import UsageError, read_text
 
@@ -58,7 +59,9 @@ def patch_tree(src: Path, out: Path, strict: bool = False) -> dict[str, Report]:
     """A capture folder, a file, or a folder of capture folders (each to its own folder under OUT)."""
     from irscan.capturing.store import find_captures
 
-    if src.is_dir() and not any((src / n).exists() for n in ("module.mlir", "module.mlir.xz", "module.ptx", "module.ptx.xz")):
+    if src.is_dir() and not any(
+        (src / n).exists() for n in ("module.mlir", "module.mlir.xz", "module.ptx", "module.ptx.xz")
+    ):
         caps = find_captures(src)
         if caps:
             if out.resolve() in {c.resolve() for c in caps} or out.resolve() == src.resolve():
@@ -98,7 +101,11 @@ def _diff(before: str, after: str, name: str, out: Path) -> None:
 
 
 def _patch_mlir(text: str, ir_file: Path, meta: dict[str, Any] | None, out: Path) -> Report:
-    from cutlass._mlir import ir, passmanager
+    from cutlass._mlir import ir as _ir
+    from cutlass._mlir import passmanager as _pm
+
+    ir: Any = _ir  # the bindings ship no type stubs
+    passmanager: Any = _pm
 
     from irscan.patching.parse import parse_module
 
@@ -116,9 +123,7 @@ def _patch_mlir(text: str, ir_file: Path, meta: dict[str, Any] | None, out: Path
             passmanager.PassManager.parse(TAIL.format(p=orig / "module")).run(rep.original)
         passmanager.PassManager.parse(TAIL.format(p=out / "module")).run(module.operation)
     for d in (out, orig):
-        for kind in ("ptx", "cubin"):
-            for f in d.glob(f"module.*.{kind}"):
-                f.rename(d / f"module.{kind}")
+        take_dumps(d)
     if rep.patches:
         try:
             after = assemble(out / "module.ptx").registers
@@ -145,7 +150,9 @@ def _patch_ptx(text: str, ir_file: Path, meta: dict[str, Any] | None, out: Path)
     if still:  # rewrite again without them: a rewrite that does not fix its finding is not applied
         for fid in sorted(still):
             rep.refuse(fid, "the re-scan of the rewritten PTX still finds it")
-        new_text, patches, _ = rewrite(text, [f for f in found if f.id not in still and f.id in {p.id for p in patches}], rules.rule_for)
+        new_text, patches, _ = rewrite(
+            text, [f for f in found if f.id not in still and f.id in {p.id for p in patches}], rules.rule_for
+        )
     rep.patches += [Patch(p.id, p.rule, p.ops_rewritten, kernel=p.kernel) for p in patches]
     if patches:
         rep.verified.append("PTX re-scan: patched findings gone")

@@ -18,4 +18,6 @@ def parse_module(text: str) -> Any:
     """An ``ir.Module`` in the current context (the caller holds ``with ir.Context():``)."""
     from cutlass._mlir import ir
 
-    return ir.Module.parse(_BARRIER_LOC.sub(r"\1", text))
+    return ir.Module.parse(  # type: ignore[attr-defined]
+        _BARRIER_LOC.sub(r"\1", text)
+    )

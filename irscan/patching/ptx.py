@@ -62,6 +62,9 @@ class PtxRewrite:
     after: dict[int, list[str]] = field(default_factory=dict)  # line index -> lines inserted after it
     before: dict[int, list[str]] = field(default_factory=dict)
     replace: dict[int, str] = field(default_factory=dict)
+    #: 32-bit register (or ``reg/signedness`` for an extended leaf) -> its 64-bit register, shared by
+    #: every finding of the function so a leaf or a common sub-chain is extended once
+    twin: dict[str, str] = field(default_factory=dict)
 
     def new_rd(self) -> str:
         self.next_rd += 1
@@ -72,7 +75,14 @@ def function_range(lines: list[str], kernel: str) -> tuple[int, int]:
     start = next((i for i, ln in enumerate(lines) if re.search(rf"\.entry\s+{re.escape(kernel)}\b", ln)), None)
     if start is None:
         raise Refused(f"kernel {kernel} is not in the PTX")
-    end = next((i for i in range(start + 1, len(lines)) if re.match(r"\s*(\.visible\s+|\.weak\s+)?\.(entry|func)\b", lines[i])), len(lines))
+    end = next(
+        (
+            i
+            for i in range(start + 1, len(lines))
+            if re.match(r"\s*(\.visible\s+|\.weak\s+)?\.(entry|func)\b", lines[i])
+        ),
+        len(lines),
+    )
     return start, end
 
 
@@ -97,12 +107,13 @@ def patch_function(rw: PtxRewrite, finding: Finding, rule: Rule) -> int:
         raise Refused(f"widening instruction is not one of {', '.join(rule.widening)}")
     signed = ".s32" in w.op
     src = w.args[1]
+    twin = rw.twin
     order: list[int] = []  # def lines to recompute, operands first
     seen: set[str] = set()
     stack = [(src, False)]
     while stack:
         reg, ready = stack.pop()
-        if reg in seen or not _REG.fullmatch(reg):
+        if reg in seen or reg in twin or not _REG.fullmatch(reg):
             continue
         d = defs.get(reg, [])
         if len(d) != 1:
@@ -119,9 +130,8 @@ def patch_function(rw: PtxRewrite, finding: Finding, rule: Rule) -> int:
         else:
             stack.append((reg, True))
             stack.extend((a, False) for a in ins.args[1:] if a not in seen)
-    if not order:
+    if not order and src not in twin:
         raise Refused("no 32-bit op of the rule in the chain")
-    twin: dict[str, str] = {}
 
     def wide(arg: str, as_signed: bool = signed, at_use: int | None = None) -> str:
         if arg in twin:
@@ -194,7 +204,9 @@ def _widen_setps(rw: PtxRewrite, recomputed: set[str], twin: dict[str, str], wid
         if m.group(1) in _UNSIGNED_CMP:
             cmp_signed = False
         ops = [wide(a, cmp_signed, i) for a in ins.args[1:]]  # type: ignore[operator]
-        rw.replace[i] = f"{ins.indent}{ins.pred or ''}setp.{m.group(1)}.{m.group(2)}64 \t{ins.args[0]}, {', '.join(ops)};"
+        rw.replace[i] = (
+            f"{ins.indent}{ins.pred or ''}setp.{m.group(1)}.{m.group(2)}64 \t{ins.args[0]}, {', '.join(ops)};"
+        )
         n += 1
     return n
 
@@ -240,11 +252,11 @@ def rewrite(text: str, findings: list[Finding], rule_of: object) -> tuple[str, l
                 by_kernel[f.kernel] = PtxRewrite(lines, start, end, max(decl))
             rw = by_kernel[f.kernel]
             saved = ({k: list(v) for k, v in rw.after.items()}, {k: list(v) for k, v in rw.before.items()},
-                     dict(rw.replace), rw.next_rd)  # fmt: skip
+                     dict(rw.replace), rw.next_rd, dict(rw.twin))  # fmt: skip
             try:
                 patches.append(PtxPatch(f.id, rule.id, patch_function(rw, f, rule), f.kernel))
             except Refused:
-                rw.after, rw.before, rw.replace, rw.next_rd = saved
+                rw.after, rw.before, rw.replace, rw.next_rd, rw.twin = saved
                 raise
         except Refused as exc:
             refused.append({"id": f.id, "reason": str(exc)})

@@ -66,7 +66,9 @@ def assemble(ptx: Path, out: Path | None = None, arch: str | None = None) -> Ass
         )
         log = proc.stdout + proc.stderr
         if proc.returncode != 0:
-            raise PtxasError(f"ptxas rejected {ptx.name}: {log.strip().splitlines()[-1] if log.strip() else proc.returncode}")
+            raise PtxasError(
+                f"ptxas rejected {ptx.name}: {log.strip().splitlines()[-1] if log.strip() else proc.returncode}"
+            )
         return Assembled(out, registers(log), log)
 
 

@@ -1,4 +1,4 @@
-"""The rewrite rules, read from ``patches/*.toml`` (data, not code: README.md "Patch mode").
+"""The rewrite rules, read from ``patches/*.json`` (data, not code: README.md "Patch mode").
 
 A rule names the finding shape it fixes (the IR, the checks, the widening ops a chain may end in) and
 the ops it may recompute in 64 bits; the rewriters (:mod:`irscan.patching.mlir`,
@@ -8,7 +8,7 @@ its file says and nothing more.
 
 from __future__ import annotations
 
-import tomllib
+import json
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -41,7 +41,7 @@ _REQUIRED = ("id", "ir", "checks", "widening", "recompute")
 
 
 def _rule(path: Path) -> Rule:
-    data = tomllib.loads(path.read_text())
+    data = json.loads(path.read_text())
     missing = [k for k in _REQUIRED if k not in data]
     if missing:
         raise RuleError(f"{path}: missing {', '.join(missing)}")
@@ -63,7 +63,7 @@ def _rule(path: Path) -> Rule:
 @cache
 def load(folder: Path = PATCHES_DIR) -> tuple[Rule, ...]:
     """Every rule in ``folder``, in file-name order (the first rule that fixes a finding wins)."""
-    return tuple(_rule(p) for p in sorted(folder.glob("*.toml")))
+    return tuple(_rule(p) for p in sorted(folder.glob("*.json")))
 
 
 def rule_for(ir: str, check: str, rules: tuple[Rule, ...] | None = None) -> Rule | None:
