@@ -369,7 +369,6 @@ def index_module(text: str, path: str) -> ir.Module:
     """The fast path of :func:`irscan.frontend.mlir.parse_module` (raises :class:`NeedFullParse` to defer)."""
     enabled = gc.isenabled()
     gc.disable()  # ~15k small objects with no cycles: the collector only costs time here
-    spec_store.load()
     try:
         module = _Indexer(text, path).run()
     except (IRSyntaxError, NeedFullParse):

@@ -7,6 +7,7 @@ import dataclasses
 from collections import Counter
 
 from irscan import ir
+from irscan.frontend.mlir import spec_store
 from irscan.frontend.mlir.grammar_lazy import grammar
 from irscan.frontend.mlir.header import function_from_header
 from irscan.frontend.mlir.semantics import (
@@ -67,14 +68,16 @@ class Outline(SpecSource):
         """The function an ``llvm.func`` header (``col``: where it starts on its line) declares; the
         grammar parses each distinct header once (:data:`HCACHE`)."""
         key = (header, gpu, has_body)
-        tmpl = HCACHE.get(key)
+        tmpl = HCACHE.get(key) or spec_store.get("h", key)
         if tmpl is None:
             g = grammar()
             try:
                 rop = g.parse(header, "op")
             except g.UnexpectedInput as exc:
                 raise g.syntax_error(self.path, header, exc, line=lineno, col_offset=col) from None
-            tmpl = HCACHE[key] = function_from_header(rop.body, 0, gpu, has_body=has_body)
+            tmpl = function_from_header(rop.body, 0, gpu, has_body=has_body)
+            spec_store.put("h", key, tmpl)
+        HCACHE[key] = tmpl
         params = [dataclasses.replace(p) for p in tmpl.params]
         return ir.Function(tmpl.name, tmpl.kernel, params, [], dict(tmpl.attrs), lineno)
 

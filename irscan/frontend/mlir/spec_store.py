@@ -1,18 +1,19 @@
-"""The fast path's template caches (:mod:`irscan.frontend.mlir.templates`), kept across processes.
+"""The fast path's template specs (:mod:`irscan.frontend.mlir.templates`), kept across processes.
 
 The grammar is what a fresh process pays most for before its first finding: importing lark and
 loading the MLIR parser's tables.  The fast path needs the grammar only for op templates, aggregate
 types, block-argument lists and function headers it has not seen, and captures from one DSL repeat
-them from kernel to kernel; so the specs they turned into are kept in the user's cache (the folder
-of :func:`irscan.frontend.lark_tables.cache_dir`), and a scan whose templates are all known imports
-no lark at all.
+them from kernel to kernel; so what they turned into is kept in the user's cache (the folder of
+:func:`irscan.frontend.lark_tables.cache_dir`), and a scan whose templates are all known imports no
+lark at all.
 
-A spec is a function of its template text and of the front-end code that read it, so the file is
-named by a hash of that code (the grammar and the modules from the grammar's transformer up to the
-specs): any change to them starts a new file, never a stale spec.  The file is read once per
-process and written after a scan that added templates (atomically; the last writer wins); one that
-cannot be read or written costs the grammar, never an error.  Past :data:`MAX_ENTRIES` templates it is no
-longer rewritten.
+A spec is a function of its template text and of the code that read it, so the file is named by a
+hash of that code (the grammar, the MLIR front end and the IR vocabulary): any change to them starts
+a new file, never a stale spec.  The file maps each template to its pickled spec, unpickled only
+when a scan asks for that template, so reading it costs little however many kernels filled it.  It
+is read once per process and rewritten after a scan that added templates (atomically; the last
+writer wins); past :data:`MAX_BYTES` it starts over; writing it removes the stores of other code.  A file that cannot be read or written costs
+the grammar, never an error.
 """
 
 from __future__ import annotations
@@ -25,22 +26,20 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from irscan.frontend.mlir import templates
-
-MAX_ENTRIES = 50_000
-#: the modules whose code decides what a template becomes (with the grammar)
-_CODE = ("transform.py", "transform_types.py", "records.py", "types.py", "semantics.py", "soup.py", "header.py")
+MAX_BYTES = 32 << 20
 _HERE = Path(__file__).resolve().parent
+#: the code that decides what a template becomes and what the stored objects are: the MLIR front end
+#: and the IR vocabulary (a field added to ir.Param must not meet Params pickled without it)
+_CODE = (_HERE, _HERE.parent.parent / "ir")
 
 
-def _caches() -> dict[str, dict[Any, Any]]:
-    return {"t": templates._TCACHE, "e": templates._ECACHE, "l": templates._LCACHE, "h": templates.HCACHE}
-
-
-class _State:
+class _Store:
     loaded = False
-    #: entries in the caches right after loading (a scan that adds none writes nothing)
-    size = 0
+    path: Path | None = None
+    #: kind ("t" op template, "e" aggregate type, "l" block arguments, "h" function header) -> key -> pickle
+    raw: dict[str, dict[Any, bytes]] = {}
+    #: what this process added, not yet written
+    new: dict[str, dict[Any, Any]] = {}
 
 
 def store_path() -> Path | None:
@@ -52,58 +51,73 @@ def store_path() -> Path | None:
     if folder is None or os.environ.get("IRSCAN_NO_SPEC_STORE"):
         return None
     h = hashlib.sha256(grammar_path("mlir.lark").read_bytes())
-    for name in _CODE:
-        h.update((_HERE / name).read_bytes())
+    for code in _CODE:
+        for src in sorted(code.glob("*.py")):
+            h.update(src.name.encode() + b"\0" + src.read_bytes())
     h.update(repr(sys.version_info[:2]).encode())
     return folder / f"mlir-specs-{h.hexdigest()[:16]}.pickle"
 
 
-def _total() -> int:
-    return sum(len(c) for c in _caches().values())
-
-
-def load() -> None:
-    """Fill the process's caches from the store (once per process)."""
-    if _State.loaded:
-        return
-    _State.loaded = True
+def _load() -> None:
+    _Store.loaded = True
     try:
-        path = store_path()
-        if path is None or not path.exists():
-            return
-        with path.open("rb") as f:
-            saved = pickle.load(f)
-        for key, cache in _caches().items():
-            for k, v in saved.get(key, {}).items():
-                cache.setdefault(k, v)
-        for spec in (*templates._TCACHE.values(), *templates._ECACHE.values()):
-            if spec.getops is None:
-                spec.templatize()
-    except Exception:  # noqa: BLE001 -- an unreadable store is no store: the grammar rebuilds what is needed
-        for cache in _caches().values():
-            cache.clear()
-    _State.size = _total()
+        _Store.path = store_path()
+        if _Store.path is not None and _Store.path.exists():
+            with _Store.path.open("rb") as f:
+                raw = pickle.load(f)
+            if isinstance(raw, dict):
+                _Store.raw = raw
+    except Exception:  # noqa: BLE001 -- an unreadable store is no store: the grammar makes what is needed
+        _Store.raw = {}
+
+
+def get(kind: str, key: Any) -> Any:
+    """What ``key`` of ``kind`` turned into in an earlier process, or None."""
+    if not _Store.loaded:
+        _load()
+    blob = _Store.raw.get(kind, {}).get(key)
+    if blob is None:
+        return None
+    try:
+        return pickle.loads(blob)
+    except Exception:  # noqa: BLE001 -- a damaged entry: parse the template again
+        return None
+
+
+def put(kind: str, key: Any, value: Any) -> None:
+    """Remember what ``key`` of ``kind`` turned into (written by :func:`save`)."""
+    _Store.new.setdefault(kind, {})[key] = value
 
 
 def save() -> None:
-    """Write the caches to the store if this process added templates to them."""
-    if _total() <= _State.size:
+    """Write the entries this process added to the store (merged with what it holds)."""
+    if not _Store.new:
         return
+    new, _Store.new = _Store.new, {}
     try:
-        path = store_path()
+        if not _Store.loaded:
+            _load()
+        path = _Store.path
         if path is None:
             return
-        data = {key: dict(cache) for key, cache in _caches().items()}
-        if sum(len(c) for c in data.values()) > MAX_ENTRIES:
-            return
+        raw = {kind: dict(entries) for kind, entries in _Store.raw.items()}
+        for kind, entries in new.items():
+            raw.setdefault(kind, {}).update((k, pickle.dumps(v, pickle.HIGHEST_PROTOCOL)) for k, v in entries.items())
+        data = pickle.dumps(raw, pickle.HIGHEST_PROTOCOL)
+        if len(data) > MAX_BYTES:  # start over with this scan's templates
+            raw = {kind: {k: raw[kind][k] for k in entries} for kind, entries in new.items()}
+            data = pickle.dumps(raw, pickle.HIGHEST_PROTOCOL)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".specs-")
         try:
             with os.fdopen(fd, "wb") as f:
-                pickle.dump(data, f, protocol=pickle.HIGHEST_PROTOCOL)
+                f.write(data)
             os.replace(tmp, path)
+            for other in path.parent.glob("mlir-specs-*.pickle"):  # stores of code that is gone
+                if other != path:
+                    other.unlink(missing_ok=True)
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
+        _Store.raw = raw
     except Exception:  # noqa: BLE001 -- a store that cannot be written only costs the next process the grammar
         return
-    _State.size = _total()

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from irscan import ir
+from irscan.frontend.mlir import spec_store
 from irscan.frontend.mlir.grammar_lazy import grammar
 from irscan.frontend.mlir.locations import (
     strip_inline_locs,
@@ -197,6 +198,10 @@ class SpecSource:
         tmpl, names = _template(body)
         spec = self.tcache.get(tmpl)
         if spec is None:
+            stored: Spec | None = spec_store.get("t", tmpl)
+            if stored is not None:
+                spec = self.tcache[tmpl] = stored.templatize()
+        if spec is None:
             g = grammar()
             try:
                 rop = g.parse(_number(tmpl), "op")
@@ -205,12 +210,17 @@ class SpecSource:
                 raise self.fail(lineno, raw, raw.find(orig), orig, "bad op") from None
             spec = build_spec(rop.body).templatize()
             self.tcache[tmpl] = spec
+            spec_store.put("t", tmpl, spec)
         return spec, names
 
     def extract_spec(self, path: str, tytext: str, insert: bool, lineno: int, raw: str, body: str) -> Spec:
         key = (("i" if insert else "e") + path, tytext)
         spec = self.ecache.get(key)
         if spec is not None:
+            return spec
+        stored: Spec | None = spec_store.get("e", key)
+        if stored is not None:
+            spec = self.ecache[key] = stored.templatize()
             return spec
         g = grammar()
         try:
@@ -228,6 +238,7 @@ class SpecSource:
             )
         spec = build_spec(rec).templatize()
         self.ecache[key] = spec
+        spec_store.put("e", key, spec)
         return spec
 
     def generic_spec(self, name: str, body: str, nres: int, key: tuple[str, int, str]) -> Spec:
@@ -242,9 +253,10 @@ class SpecSource:
         no_loc = strip_inline_locs(inner) if "loc(" in inner else inner
         names = _SSA.findall(no_loc)
         tmpl = _SSA.sub("%", no_loc)
-        hit = self.lcache.get(tmpl)
+        hit = self.lcache.get(tmpl) or spec_store.get("l", tmpl)
         if hit is None:
             _, args, _ = grammar().parse("^bb" + tmpl + ":", "block_label")
             hit = ([t for _, t in args], tmpl)
-            self.lcache[tmpl] = hit
+            spec_store.put("l", tmpl, hit)
+        self.lcache[tmpl] = hit
         return hit[0], names
