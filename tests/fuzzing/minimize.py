@@ -67,3 +67,13 @@ def minimize(case: Case, key: str, work: Path, budget_s: float = 60.0, timeout: 
     if len(text) < 20000:
         text = "".join(_ddmin(list(text), lambda cs: fails("".join(cs)), deadline))
     return build(text)
+
+
+def shrink_and_save(case: Case, key: str, work: Path, dest: Path, budget_s: float, timeout: float) -> Case:
+    """Shrink ``case`` and save it under ``dest``; the original is kept when the shrunk one no longer
+    fails as ``key`` (a timeout near the limit can be flaky)."""
+    small = minimize(case, key, work, budget_s, timeout)
+    if judge(small, small.materialize(work), timeout).failure != key:
+        small = case
+    small.save(dest)
+    return small

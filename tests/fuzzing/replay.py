@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .harness import judge
-from .minimize import minimize
+from .minimize import shrink_and_save
 from .report import Findings, Klass
 
 _WORK = Path(os.environ.get("TMPDIR", "/tmp")) / f"irscan-replay-{os.getpid()}"
@@ -34,10 +34,8 @@ def _replay_one(k: Klass, conf: dict[str, Any], dest: str) -> tuple[str, str, st
         case = build_case(conf["seed"], index, conf["scale"], conf["thirdparty"])
         out = judge(case, case.materialize(work), conf["timeout"])
         if out.failure == k.key:
-            small = minimize(case, k.key, work, conf["shrink_s"], conf["timeout"])
-            if judge(small, small.materialize(work), conf["timeout"]).failure != k.key:
-                small = case
-            path = small.save(Path(dest))
+            small = shrink_and_save(case, k.key, work, Path(dest), conf["shrink_s"], conf["timeout"])
+            path = Path(dest) / "input" / small.target
             status = f"open: case #{index} fails the same way in the current tree"
             return k.key, status, str(path), small.size(), out.last_line, out.detail
         now.append(f"#{index}: {out.failure or f'ok (rc={out.rc})'}")

@@ -26,7 +26,7 @@ from typing import Any
 
 from .case import Case, generate
 from .harness import Outcome, judge
-from .minimize import minimize
+from .minimize import shrink_and_save
 from .report import Findings
 from .seeds import load_seeds
 
@@ -57,10 +57,8 @@ def _work(index: int) -> tuple[int, Outcome]:
 
 def _shrink(index: int, key: str, dest: str) -> tuple[str, int]:
     case = build_case(_CONF["seed"], index, _CONF["scale"], _CONF["thirdparty"])
-    small = minimize(case, key, _WORK / f"m{os.getpid()}", _CONF["shrink_s"], _CONF["timeout"])
-    if judge(small, small.materialize(_WORK / f"m{os.getpid()}"), _CONF["timeout"]).failure != key:
-        small = case  # the shrink lost the class (a flaky timeout): keep the original
-    return str(small.save(Path(dest))), small.size()
+    small = shrink_and_save(case, key, _WORK / f"m{os.getpid()}", Path(dest), _CONF["shrink_s"], _CONF["timeout"])
+    return str(Path(dest) / "input" / small.target), small.size()
 
 
 def run(args: argparse.Namespace) -> int:
