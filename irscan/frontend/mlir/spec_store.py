@@ -12,8 +12,8 @@ hash of that code (the grammar, the MLIR front end and the IR vocabulary): any c
 a new file, never a stale spec.  The file maps each template to its pickled spec, unpickled only
 when a scan asks for that template, so reading it costs little however many kernels filled it.  It
 is read once per process and rewritten after a scan that added templates (atomically; the last
-writer wins); past :data:`MAX_BYTES` it starts over; writing it removes the stores of other code.  A file that cannot be read or written costs
-the grammar, never an error.
+writer wins); past :data:`MAX_BYTES` it starts over, and writing it removes the stores of other
+code.  A file that cannot be read or written costs the grammar, never an error.
 """
 
 from __future__ import annotations
