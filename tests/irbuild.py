@@ -19,6 +19,13 @@ class FnBuilder:
         self.block("entry")
         self._n = 0
 
+    def function(self, name: str, kernel: bool = False, **attrs: Any) -> Function:
+        """Start another function of the same module (a host function, say); ops go there from now."""
+        self.fn = Function(name=name, kernel=kernel, attrs=dict(attrs))
+        self.module.functions.append(self.fn)
+        self.block("entry")
+        return self.fn
+
     def block(self, label: str, args: tuple[str, ...] = (), widths: tuple[int, ...] = ()) -> Block:
         b = Block(label=label, args=args, arg_widths=widths)
         self.fn.blocks.append(b)

@@ -10,15 +10,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from irscan.analysis.hostgrid import GridDim
 from irscan.analysis.intervals import Affine, Interval, free_range
-from irscan.analysis.params import Field, field_at, field_by_path, meta_fields, tensor_fields
+from irscan.analysis.params import Field, divisor, field_at, field_by_path, meta_fields, tensor_fields
 from irscan.ir import SREG_RANGES, Kind, Op, ParamField
 
 if TYPE_CHECKING:
     from irscan.analysis.dataflow import Graph
+    from irscan.analysis.ranges import Atom
 
 #: which launch dimension pins a special register
 SREG_LAUNCH = {"tid": "block", "ntid": "block", "ctaid": "grid", "nctaid": "grid"}
+
+
+def dim_name(axis: int) -> str:
+    return "xyz"[axis] if 0 <= axis < 3 else str(axis)
 
 
 @dataclass
@@ -28,9 +34,13 @@ class Facts:
     block: tuple[int, ...] | None = None  # exact block dims
     grid: tuple[int, ...] | None = None  # exact grid dims
     max_block: tuple[int, ...] | None = None  # upper bounds only (maxntid)
+    #: the grid as the host function computes it (irscan/analysis/hostgrid.py)
+    host_grid: tuple[GridDim, ...] = ()
 
     @staticmethod
-    def of(fn_attrs: dict[str, Any], meta_launch: dict[str, Any] | None = None) -> Facts:
+    def of(
+        fn_attrs: dict[str, Any], meta_launch: dict[str, Any] | None = None, host_grid: tuple[GridDim, ...] = ()
+    ) -> Facts:
         m = meta_launch or {}
 
         def pick(*vals: Any) -> tuple[int, ...] | None:
@@ -45,6 +55,7 @@ class Facts:
             ),
             grid=pick(fn_attrs.get("exact_grid_dim"), m.get("exact_grid_dim")),
             max_block=pick(fn_attrs.get("maxntid")),
+            host_grid=host_grid,
         )
 
 
@@ -55,10 +66,13 @@ class Inputs:
     facts: Facts
     meta_args: list[dict[str, Any]]
     _fields: dict[int, list[Field]]
+    atoms: dict[Any, Atom]
+    divisors: dict[Any, int]
 
     if TYPE_CHECKING:  # provided by the host class (irscan.analysis.ranges.Ranges)
 
         def _atom(self, key: Any, name: str, iv: Interval, fixed: bool, opaque: bool = False) -> Affine: ...
+        def relate(self, key: Any, mult: int, rhs: Affine, fact: str, lower: bool = False) -> None: ...
 
     def _sreg(self, n: int, op: Op) -> Affine:
         sreg = str(op.attrs.get("sreg", op.name))
@@ -75,7 +89,36 @@ class Inputs:
         iv = Interval(int(r[0]), int(r[1])) if r else free_range(op.width or 32)
         if base == "tid" and self.facts.max_block and 0 <= axis < len(self.facts.max_block):
             iv = Interval(0, min(iv.hi, self.facts.max_block[axis] - 1))
-        return self._atom(n, sreg, iv, False)
+        hd = next((g for g in self.facts.host_grid if g.axis == axis), None) if launch == "grid" else None
+        extent = self._field_atom(hd.param, hd.path) if hd else None
+        if hd is None or extent is None:
+            return self._atom(n, sreg, iv, False)
+        # nctaid <= ceil(F / t), so t*nctaid <= F + t - 1 and t*ctaid <= F - 1 (irscan/analysis/hostgrid.py)
+        top = -(-self.atoms[extent.terms[0][0]].iv.hi // hd.tile)
+        grid = "nctaid" if base == "nctaid" else "ctaid"
+        res = self._atom(n, sreg, Interval(iv.lo, min(iv.hi, top if grid == "nctaid" else top - 1)), False)
+        fact = f"grid from host: nctaid.{dim_name(axis)} = ceil({self.atoms[extent.terms[0][0]].name} / {hd.tile})"
+        self.relate(n, hd.tile, extent.add(Affine.of_const(hd.tile - 1 if grid == "nctaid" else -1)), fact)
+        return res
+
+    def _field_atom(self, param: int, path: tuple[int, ...]) -> Affine | None:
+        """The atom of kernel parameter ``param``'s field at ``path`` (whether or not the kernel reads it)."""
+        named = field_by_path(self._fields_of(param), path)
+        p = next((p for p in self.gr.fn.params if p.index == param), None)
+        if named is None and not path and p is not None:  # a scalar parameter, named as its reads are
+            if isinstance(p.shape, int):
+                named = Field((), 0, p.shape, f"arg{param}")
+            elif p.size in (4, 8):  # PTX: a byte array read at offset 0
+                named = Field((), 0, 8 * p.size, f"arg{param}+0")
+        return self._named_field(("field", param, path), named, named.width, param) if named else None
+
+    def _named_field(self, key: Any, named: Field, w: int, param: int) -> Affine:
+        res = self._atom(key, named.name, free_range(max(w, named.width)), False)
+        self.atoms[key].extent = True
+        d = divisor(self.meta_args[param] if param < len(self.meta_args) else None, named)
+        if d > 1:
+            self.divisors[key] = d
+        return res
 
     def _fields_of(self, index: int) -> list[Field]:
         if index not in self._fields:
@@ -102,14 +145,14 @@ class Inputs:
     def _arg(self, n: int, op: Op) -> Affine:
         f = self._param_field(n, op)
         if f is None:  # a whole parameter
-            return self._atom(n, f"arg{op.attrs.get('param', -1)}", free_range(op.width or 64), False)
+            w = op.width or 64
+            return self._named_field(n, Field((), 0, w, f"arg{op.attrs.get('param', -1)}"), w, -1)
         return self._field(n, f, op.width or 64)
 
     def _field(self, n: int, f: ParamField, w: int) -> Affine:
-        named = field_at(self._fields_of(f.param), f)
-        if named is not None and named.width > w:  # a 32-bit load of a 64-bit field: the ideal value is the field's
-            w = named.width
-        return self._atom(n, named.name if named else f"arg{f.param}+{f.offset}", free_range(w), False)
+        # a 32-bit load of a 64-bit field: the ideal value is the field's (_named_field takes the wider)
+        named = field_at(self._fields_of(f.param), f) or Field((), f.offset, w, f"arg{f.param}+{f.offset}")
+        return self._named_field(n, named, w, f.param)
 
     def narrow_param(self, n: int) -> bool:
         """A parameter read narrower than the field it reads (PTX ``ld.param.b32`` of an i64: no cvt)."""

@@ -107,19 +107,19 @@ def bitwise(k: Kind, a: Interval, b: Interval, w: int, signed: bool | None) -> I
         if a.lo >= 0 and b.lo >= 0:
             return Interval(0, (1 << max(a.hi, b.hi).bit_length()) - 1)
         return full
+    # a divisor is never 0 where the program means anything (LLVM: undefined; PTX: unspecified), so a
+    # non-negative divisor is taken as at least 1
     if k is Kind.DIV:
-        if b.lo > 0 and (a.lo >= 0 or signed is not False):
+        if b.lo >= 0 and b.hi > 0 and (a.lo >= 0 or signed is not False):
             # signed division truncates toward zero; the extremes are at the corners
-            qs = [_tdiv(x, y) for x in (a.lo, a.hi) for y in (b.lo, b.hi)]
+            qs = [_tdiv(x, y) for x in (a.lo, a.hi) for y in (max(b.lo, 1), b.hi)]
             return Interval(min(qs), max(qs))
         return full
     if k is Kind.REM:
-        if b.lo > 0:
-            return (
-                Interval(0, min(b.hi - 1, a.hi if a.lo >= 0 else b.hi - 1))
-                if a.lo >= 0
-                else Interval(-(b.hi - 1), b.hi - 1)
-            )
+        if b.lo >= 0 and b.hi > 0:
+            if a.lo >= 0:
+                return Interval(0, min(b.hi - 1, a.hi))
+            return Interval(0, b.hi - 1) if signed is False else Interval(-(b.hi - 1), b.hi - 1)
         return full
     if k is Kind.MIN:
         return Interval(min(a.lo, b.lo), min(a.hi, b.hi))

@@ -10,6 +10,7 @@ carries, and the layout mode meta.json records, so both IRs name the same input 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,8 @@ class Field:
     offset: int  # bytes from the start of the parameter
     width: int  # bits; 64 for the pointer
     name: str
+    part: str = ""  # "shape" or "stride" ("" for the pointer)
+    mode: int = -1  # the layout mode it is the extent or stride of
 
 
 def _scalars(shape: Shape) -> list[tuple[tuple[int, ...], int]]:
@@ -86,9 +89,21 @@ def _fields(
             size = width // 8
             offset = (offset + size - 1) // size * size
             mode = modes[k] if k < len(modes) else k
-            fields.append(Field((1, part_i, *rel), offset, width, f"arg{index}.{part}[{mode}]"))
+            fields.append(Field((1, part_i, *rel), offset, width, f"arg{index}.{part}[{mode}]", part, mode))
             offset += size
     return fields
+
+
+_DIV = re.compile(r"div=(\d{1,9})\b")
+
+
+def divisor(meta_arg: dict[str, Any] | None, f: Field) -> int:
+    """What the layout says the field is a multiple of (``?{div=8}``, ``?{i64 div=4}``), else 1."""
+    modes = (meta_arg or {}).get("modes")
+    if not f.part or not isinstance(modes, list) or not 0 <= f.mode < len(modes):
+        return 1
+    m = _DIV.search(str(_mode_part(modes[f.mode], f.part).get("text", "")))
+    return max(int(m.group(1)), 1) if m else 1
 
 
 def field_at(fields: list[Field], f: ParamField) -> Field | None:

@@ -20,14 +20,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from irscan.analysis.bounds import Bound, Relations, Upper
 from irscan.analysis.dataflow import Graph
+from irscan.analysis.guards import Guards
 from irscan.analysis.inputs import Facts, Inputs
 from irscan.analysis.intervals import Affine, Interval, bitwise, free_range, signed_range
 from irscan.analysis.loops import Cycle, Eval, LoopBounds
 from irscan.analysis.params import Field
 from irscan.ir import Kind, Op
 
-__all__ = ["Atom", "Facts", "Ranges"]
+__all__ = ["Atom", "Bound", "Facts", "Ranges"]
 
 T = TypeVar("T")
 
@@ -44,6 +46,7 @@ class Atom:
     #: computed from something scaled: a product, a shift by a variable, or a term with a coefficient
     #: other than 1 (checks/__init__.py: `may` needs a scaled free input)
     scaled: bool = False
+    extent: bool = False  # a kernel input a bound may be stated in (a parameter field, a scalar argument)
 
 
 #: longest expression spelled out in a derived input's name
@@ -56,7 +59,7 @@ HUGE = 1 << 1024
 
 
 @dataclass
-class Ranges(LoopBounds, Inputs):
+class Ranges(LoopBounds, Inputs, Relations, Guards):
     """Lazy, memoised evaluation of ideal values over one function's graph.
 
     The evaluation is written as generators (:data:`irscan.analysis.loops.Eval`): where a value needs
@@ -64,6 +67,9 @@ class Ranges(LoopBounds, Inputs):
     sends the result back.  So a dependency chain of any length (an unrolled 300-step index chain,
     a 100k-op kernel) costs heap, not Python's recursion limit, and the order of evaluation (which
     decides where a loop is cut) is exactly that of a plain recursive walk.
+
+    Besides intervals, it records relations between atoms as it meets them, and :meth:`bounds`
+    (irscan/analysis/bounds.py) states a value's upper bounds over the kernel's extents from them.
     """
 
     gr: Graph
@@ -74,6 +80,10 @@ class Ranges(LoopBounds, Inputs):
     _busy: set[Any] = field(default_factory=set)
     _fields: dict[int, list[Field]] = field(default_factory=dict)
     budget: int = 200_000
+    uppers: dict[Any, list[Upper]] = field(default_factory=dict)
+    lowers: dict[Any, list[Upper]] = field(default_factory=dict)
+    quotients: dict[Any, tuple[Affine, Affine]] = field(default_factory=dict)
+    divisors: dict[Any, int] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ public
 
@@ -345,7 +355,9 @@ class Ranges(LoopBounds, Inputs):
                 if as_add is not None:
                     return as_add
             ia, ib = self.interval(a), self.interval(b)
-            return self._derived(n, _render(k, self.name(a), self.name(b)), bitwise(k, ia, ib, w, op.signed), (a, b))
+            res = self._derived(n, _render(k, self.name(a), self.name(b)), bitwise(k, ia, ib, w, op.signed), (a, b))
+            self.relate_op(k, res, a, b, w)
+            return res
         if k is Kind.SELECT and len(op.operands) == 3:
             a = yield from self._operand(n, 1)
             b = yield from self._operand(n, 2)
@@ -376,6 +388,7 @@ class Ranges(LoopBounds, Inputs):
         prod = self._derived(n, name, self.interval(a).times(self.interval(b)), (a, b), scales=True)
         if prod.terms:
             self.atoms[prod.terms[0][0]].factors = (a, b)
+            self.relate_product(prod, a, b)
         return prod
 
 

@@ -1,0 +1,259 @@
+"""Relational upper bounds: ``value <= Σ coef·extent + const`` over the kernel's i32 extents.
+
+Intervals alone say ``128*ctaid.x + tid.x`` reaches 2^38; what the IR knows is sharper: the host
+computes the grid as ``ceil(M / 128)``, so ``128*ctaid.x <= M - 1``, and the value stays below
+``M + 127`` for every M.  Such facts are *relations*: an atom bounded by an affine form of other atoms
+(:class:`Upper`, ``mult·atom <= rhs``), recorded where the analysis meets them:
+
+- ``x % d``: at most ``d - 1`` (``d - g`` when x and d are both multiples of g: the layouts' ``div=``),
+  and at most ``x`` for ``x >= 0``;
+- floor multiples: ``t·(x / t) <= x``, ``(x >> s)·2^s <= x``, ``x & m <= x``, ``(x / d)·d`` between
+  ``x - d + 1`` and ``x`` (PTX's remainder idiom ``x - (x / d)·d`` is then at most ``d - 1``);
+- ``min(a, b)`` at most either;
+- the launch grid the host function stores (irscan/analysis/hostgrid.py): ``t·ctaid <= F - 1``;
+- a compare whose true edge dominates the use (irscan/analysis/guards.py): ``x <= M - 1`` there.
+
+:meth:`Relations.bounds` substitutes these one-sided bounds into a value, exactly and linearly (with
+rational coefficients rounded up at the end, which is sound because extents are non-negative), until
+only *extents* remain: kernel-parameter fields and scalar arguments, named as users know them.  No
+solver: the common forms (a tile times a block index plus a lane, against the extent the grid was
+computed from) are decided by the substitution itself.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from math import ceil
+from typing import TYPE_CHECKING, Any
+
+from irscan.analysis.intervals import Affine
+from irscan.ir import Kind
+
+if TYPE_CHECKING:
+    from irscan.analysis.intervals import Interval
+    from irscan.analysis.ranges import Atom
+
+__all__ = ["Bound", "Relations", "Upper"]
+
+I32_MAX = (1 << 31) - 1
+#: how many substitutions one bound may take, how many partial bounds are explored, how many returned
+DEPTH = 16
+BUDGET = 64
+KEEP = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Upper:
+    """``mult·atom <= rhs`` (an affine form over the function's atoms), because of ``fact``.
+
+    Kept in ``Relations.uppers``; in ``Relations.lowers`` the same shape reads ``mult·atom >= rhs``.
+    """
+
+    mult: int
+    rhs: Affine
+    fact: str
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """``value <= Σ coef·extent + const``: the interface the checks read (checks/reporting.py).
+
+    ``terms``: (extent name, coefficient), extents being kernel inputs a user knows (``arg2.shape[0]``,
+    ``arg5``); ``i32``: every extent is a 32-bit value (so at most 2^31 - 1); ``fact``: the facts the
+    bound rests on, in words; ``tensor``/``modes``: for a coordinate loaded from memory that indexes
+    tensor ``argK`` along these modes (rule (b)), else None/().
+    """
+
+    terms: tuple[tuple[str, int], ...]
+    const: int
+    i32: bool
+    fact: str
+    tensor: int | None = None
+    modes: tuple[int, ...] = ()
+
+
+#: one partial substitution: coefficients by atom key, the constant, the facts used, the guards used
+_State = tuple[dict[Any, Fraction], Fraction, tuple[str, ...], frozenset[int]]
+
+
+class Relations:
+    """Needs from its host: ``atoms``, ``uppers``, ``lowers``, ``interval`` and ``guards_at``."""
+
+    atoms: dict[Any, Atom]
+    uppers: dict[Any, list[Upper]]
+    lowers: dict[Any, list[Upper]]
+    #: quotient atom -> (dividend, divisor); atom -> a number it is a multiple of (layouts' div=)
+    quotients: dict[Any, tuple[Affine, Affine]]
+    divisors: dict[Any, int]
+
+    if TYPE_CHECKING:  # provided by the host class (irscan.analysis.ranges.Ranges)
+
+        def guards_at(self, at: int) -> list[tuple[Affine, Affine, str]]: ...
+        def interval(self, a: Affine, least_harm: bool = False) -> Interval: ...
+        def name(self, a: Affine) -> str: ...
+
+    def relate(self, key: Any, mult: int, rhs: Affine, fact: str, lower: bool = False) -> None:
+        """Record ``mult·atom(key) <= rhs`` (``>=`` with ``lower``)."""
+        table = self.lowers if lower else self.uppers
+        ups = table.setdefault(key, [])
+        if len(ups) < 6 and all(u.rhs != rhs or u.mult != mult for u in ups):
+            ups.append(Upper(mult, rhs, fact))
+
+    def relate_op(self, k: Kind, res: Affine, a: Affine, b: Affine, width: int) -> None:
+        """Record what op ``res = a <k> b`` says relationally (the module docstring lists it)."""
+        key = _single(res)
+        if key is None:
+            return
+        a_pos, b_pos = self.interval(a).lo >= 0, self.interval(b).lo >= 0
+        if k is Kind.REM and a_pos:
+            self.relate(key, 1, a, f"{self.name(res)} <= {self.name(a)}")
+            if not b.is_const() and b_pos:  # a divisor is >= 1: x % d <= d - g, g dividing x and d
+                g = math.gcd(self.multiple_of(a), self.multiple_of(b))
+                self.relate(key, 1, b.add(Affine.of_const(-g)), f"{self.name(res)} < {self.name(b)}" +
+                            (f" (both multiples of {g})" if g > 1 else ""))  # fmt: skip
+        elif k is Kind.DIV and a_pos and b_pos:
+            self.quotients[key] = (a, b)
+            if b.is_const() and b.const > 0:
+                self.relate(key, b.const, a, f"floor multiple: {b.const}*({self.name(res)}) <= {self.name(a)}")
+        elif k in (Kind.LSHR, Kind.ASHR) and a_pos and b.is_const() and 0 <= b.const < 64:
+            self.relate(key, 1 << b.const, a, f"floor multiple: {1 << b.const}*({self.name(res)}) <= {self.name(a)}")
+        elif k is Kind.AND:
+            for x, pos in ((a, a_pos), (b, b_pos)):
+                if pos and not x.is_const():
+                    self.relate(key, 1, x, f"{self.name(res)} <= {self.name(x)}")
+        elif k is Kind.MIN:
+            for x in (a, b):
+                self.relate(key, 1, x, f"{self.name(res)} <= {self.name(x)}")
+        elif k is Kind.MULHI and a_pos and b_pos:
+            for x, y in ((a, b), (b, a)):  # (x * y) >> w <= x when y < 2^w
+                if self.interval(y).hi < (1 << width) and not x.is_const():
+                    self.relate(key, 1, x, f"{self.name(res)} <= {self.name(x)}")
+
+    def relate_product(self, prod: Affine, a: Affine, b: Affine) -> None:
+        """``(x / d)·d``: between ``x - d + 1`` and ``x`` (so PTX's ``x - (x / d)·d`` is below d)."""
+        key = _single(prod)
+        for q, d in ((a, b), (b, a)):
+            qk = _single(q)
+            if key is None or qk is None or self.quotients.get(qk, (None, None))[1] != d:
+                continue
+            x = self.quotients[qk][0]
+            what = f"floor multiple: {self.name(prod)}"
+            self.relate(key, 1, x, f"{what} <= {self.name(x)}")
+            self.relate(key, 1, x.add(d, -1).add(Affine.of_const(1)), f"{what} > {self.name(x)} - {self.name(d)}",
+                        lower=True)  # fmt: skip
+
+    def multiple_of(self, a: Affine) -> int:
+        """A number ``a`` is always a multiple of (its coefficients, constant and the layouts' div=)."""
+        g = abs(a.const)
+        for k, c in a.terms:
+            g = math.gcd(g, c * self.divisors.get(k, 1))
+        return g or 1
+
+    def is_extent(self, key: Any) -> bool:
+        at = self.atoms.get(key)
+        return at is not None and at.extent
+
+    def bounds(self, value: Affine, at: int | None = None) -> list[Bound]:
+        """Upper bounds of ``value`` over extents, tightest first; ``at``: the op where the value is
+        used (compares whose true edge dominates it then bound it too).  Empty when none is known."""
+        guards = self.guards_at(at) if at is not None else []
+        start: _State = ({k: Fraction(c) for k, c in value.terms}, Fraction(value.const), (), frozenset())
+        todo: list[tuple[_State, int]] = [(start, 0)]
+        found: dict[tuple[tuple[tuple[str, int], ...], int], Bound] = {}
+        steps = 0
+        while todo and steps < BUDGET:
+            steps += 1
+            state, depth = todo.pop()
+            nxt = [] if depth >= DEPTH else self._step(state, guards)
+            if nxt is None:  # nothing but extents left
+                b = self._bound(state)
+                if b is not None:
+                    found.setdefault((b.terms, b.const), b)
+                continue
+            todo.extend((s, depth + 1) for s in reversed(nxt))
+        hi = self.interval(value).hi
+        useful = [b for b in found.values() if b.terms or b.const < hi]
+        return sorted(useful, key=lambda b: (sum(c for _, c in b.terms), b.const))[:KEEP]
+
+    def _step(self, state: _State, guards: list[tuple[Affine, Affine, str]]) -> list[_State] | None:
+        """The states one substitution leads to; None when only extents remain."""
+        coefs, const, facts, used = state
+        out: list[_State] = []
+        for gi, (x, rhs, fact) in enumerate(guards):  # x <= rhs on this path
+            k = _multiple(coefs, x)
+            if k is not None and gi not in used:
+                out.append(_sub(coefs, const, x, rhs, k, (*facts, fact), used | {gi}))
+        key = self._pick(coefs)
+        if key is None:
+            return out or None
+        c = coefs[key]
+        one = Affine.of_atom(key)
+        table = self.uppers if c > 0 else self.lowers
+        for up in table.get(key, ()):
+            out.append(_sub(coefs, const, one.scale(up.mult), up.rhs, c / up.mult, (*facts, up.fact), used))
+        iv = self.atoms[key].iv
+        rest = dict(coefs)
+        del rest[key]
+        out.append((rest, const + c * (iv.hi if c > 0 else iv.lo), facts, used))
+        return out
+
+    def _pick(self, coefs: dict[Any, Fraction]) -> Any:
+        """The term to substitute next: the largest one that is not an extent."""
+        best, size = None, Fraction(-1)
+        for k, c in coefs.items():
+            if self.is_extent(k):
+                continue
+            s = abs(c) * max(abs(self.atoms[k].iv.hi), 1)
+            if s > size:
+                best, size = k, s
+        return best
+
+    def _bound(self, state: _State) -> Bound | None:
+        coefs, const, facts, _ = state
+        if not facts:
+            return None  # the interval says as much
+        by_name: dict[str, Fraction] = {}
+        i32 = True
+        for k, c in coefs.items():
+            at = self.atoms[k]
+            by_name[at.name] = by_name.get(at.name, Fraction(0)) + c
+            i32 = i32 and at.iv.hi <= I32_MAX
+        terms = tuple(sorted((n, ceil(c)) for n, c in by_name.items() if ceil(c)))
+        return Bound(terms, ceil(const), i32, "; ".join(dict.fromkeys(facts)))
+
+
+def _single(a: Affine) -> Any:
+    """The atom key of a value that is one atom, else None."""
+    return a.terms[0][0] if len(a.terms) == 1 and a.terms[0][1] == 1 and not a.const else None
+
+
+def _multiple(coefs: dict[Any, Fraction], x: Affine) -> Fraction | None:
+    """k > 0 with ``coefs`` holding at least k·x's terms in the same direction, or None."""
+    if not x.terms:
+        return None
+    k0, c0 = x.terms[0]
+    have = coefs.get(k0)
+    if have is None or (have > 0) != (c0 > 0):
+        return None
+    k = have / c0
+    return k if all(coefs.get(a, Fraction(0)) * c > 0 for a, c in x.terms) else None
+
+
+def _sub(
+    coefs: dict[Any, Fraction],
+    const: Fraction,
+    x: Affine,
+    rhs: Affine,
+    k: Fraction,
+    facts: tuple[str, ...],
+    used: frozenset[int],
+) -> _State:
+    """``coefs + const - k·x + k·rhs``: sound for ``x <= rhs`` when k > 0, for ``x >= rhs`` when k < 0."""
+    out = dict(coefs)
+    for a, c in x.terms:
+        out[a] = out.get(a, Fraction(0)) - k * c
+    for a, c in rhs.terms:
+        out[a] = out.get(a, Fraction(0)) + k * c
+    return {a: c for a, c in out.items() if c}, const - k * x.const + k * rhs.const, facts, used

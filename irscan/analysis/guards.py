@@ -1,0 +1,220 @@
+"""Branch refinement: what a dominating compare says about values on the path where it holds.
+
+As LLVM's lazy value info does: a use in a block that only the true edge of ``icmp ult x, M`` enters
+(directly, or through blocks that edge dominates) sees ``x <= M - 1``.  An edge B -> T *dominates* a
+block U when T has B as its only predecessor and T dominates U; T's conditions are then those of its
+edge plus those of its immediate dominator's own edge, up to the entry.
+
+Dominators come from the Cooper-Harvey-Kennedy iteration on the block graph (reverse post-order,
+intersect along the idom chain), all iterative.  Conditions: MLIR ``llvm.cond_br %c, ^t, ^f`` (the
+first successor is taken when %c holds), PTX ``@%p bra L`` (L when %p holds, the next block when not;
+``@!%p`` the other way round), with %c / %p an ICMP (``and`` of compares: each of them on the true
+edge).  A compare ``a < b`` gives ``a <= b - 1``; ``a <= b`` gives itself; ``>`` and ``>=`` read the
+other way round; ``eq`` gives both; the false edge gives the negation.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from irscan.analysis.intervals import Affine
+from irscan.analysis.reaching import cfg_successors
+from irscan.ir import Kind
+
+if TYPE_CHECKING:
+    from irscan.analysis.dataflow import Graph
+
+#: (x, rhs, fact): ``x <= rhs`` holds where the fact's edge dominates
+Guard = tuple[Affine, Affine, str]
+
+#: pred -> (less-side operand, strict) for the compare holding; the negation flips it
+_LESS = {"ult": (0, True), "slt": (0, True), "ule": (0, False), "sle": (0, False),
+         "ugt": (1, True), "sgt": (1, True), "uge": (1, False), "sge": (1, False)}  # fmt: skip
+_NEGATE = {"ult": "uge", "slt": "sge", "ule": "ugt", "sle": "sgt", "ugt": "ule", "sgt": "sle", "uge": "ult",
+           "sge": "slt", "eq": "ne", "ne": "eq"}  # fmt: skip
+#: how many compares one path's conditions may hold (an ``and`` tree is walked this far)
+_MAX_CONDS = 16
+
+
+def immediate_dominators(succ: list[list[int]], entry: int = 0) -> list[int]:
+    """idom of each block (entry: itself; unreachable blocks: -1), Cooper-Harvey-Kennedy."""
+    n = len(succ)
+    order: list[int] = []
+    seen = [False] * n
+    if n:
+        seen[entry] = True
+        stack = [(entry, iter(succ[entry]))]
+        while stack:
+            b, it = stack[-1]
+            nxt = next((s for s in it if not seen[s]), None)
+            if nxt is None:
+                stack.pop()
+                order.append(b)
+            else:
+                seen[nxt] = True
+                stack.append((nxt, iter(succ[nxt])))
+    rpo_index = {b: i for i, b in enumerate(reversed(order))}
+    preds: list[list[int]] = [[] for _ in range(n)]
+    for b, ss in enumerate(succ):
+        for s in ss:
+            preds[s].append(b)
+    idom = [-1] * n
+    if not n:
+        return idom
+    idom[entry] = entry
+    changed = True
+    while changed:
+        changed = False
+        for b in reversed(order):
+            if b == entry:
+                continue
+            new = -1
+            for p in preds[b]:
+                if idom[p] == -1:
+                    continue
+                if new == -1:
+                    new = p
+                    continue
+                x, y = p, new
+                while x != y:
+                    while rpo_index[x] > rpo_index[y]:
+                        x = idom[x]
+                    while rpo_index[y] > rpo_index[x]:
+                        y = idom[y]
+                new = x
+            if new != -1 and idom[b] != new:
+                idom[b] = new
+                changed = True
+    return idom
+
+
+class Guards:
+    """Needs from its host: ``gr``, ``operand`` and ``name``; provides :meth:`guards_at`."""
+
+    gr: Graph
+    _cfg: tuple[list[int], list[list[int]], dict[str, int]] | None = None
+    _guards: dict[int, list[Guard]] | None = None
+
+    if TYPE_CHECKING:  # provided by the host class (irscan.analysis.ranges.Ranges)
+
+        def operand(self, n: int, slot: int) -> Affine: ...
+        def value(self, n: int) -> Affine: ...
+        def name(self, a: Affine) -> str: ...
+
+    def guards_at(self, at: int) -> list[Guard]:
+        """The facts ``x <= rhs`` that hold at op ``at`` because a compare's edge dominates it."""
+        if at not in self.gr:
+            return []
+        if self._guards is None:
+            self._guards = {}
+        block = self.gr.op(at).block
+        if block not in self._guards:
+            self._guards[block] = self._block_guards(block)
+        return self._guards[block]
+
+    def _block_guards(self, block: int) -> list[Guard]:
+        if self._cfg is None:
+            succ = cfg_successors(self.gr.fn)
+            preds: list[list[int]] = [[] for _ in succ]
+            for b, ss in enumerate(succ):
+                for s in ss:
+                    preds[s].append(b)
+            index = {x.label: i for i, x in enumerate(self.gr.fn.blocks)}
+            self._cfg = (immediate_dominators(succ), preds, index)
+        idom, preds, index = self._cfg
+        if not 0 <= block < len(idom) or idom[block] == -1:
+            return []
+        out: list[Guard] = []
+        t = block
+        while True:
+            ps = preds[t]
+            if len(ps) == 1 and ps[0] != t:
+                out += self._edge_facts(ps[0], t, index)
+            if idom[t] == t or len(out) > _MAX_CONDS:
+                return out
+            t = idom[t]
+
+    def _edge_facts(self, b: int, t: int, index: dict[str, int]) -> list[Guard]:
+        """The compares that hold on the edge b -> t."""
+        blk = self.gr.fn.blocks[b]
+        br = blk.ops[-1] if blk.ops else None
+        if br is None or br.kind is not Kind.BRANCH:
+            return []
+        labels = [s.label for s in blk.succs]
+        here = self.gr.fn.blocks[t].label
+        if self.gr.module.ir == "mlir":
+            if len(labels) != 2 or labels[0] == labels[1] or not br.operands:
+                return []
+            holds = labels[0] == here
+            conds = self.gr.defs(br.id, 0)
+        else:
+            target = index.get(labels[0], -1) if labels else -1
+            if br.pred is None or len(labels) != 1 or not blk.falls_through or target in (b + 1, -1):
+                return []
+            if t not in (target, b + 1):
+                return []
+            holds = (t == target) != br.pred.startswith("!")
+            conds = _defs_before(self.gr, b, br.pred.lstrip("!"))
+        facts: list[Guard] = []
+        todo = [(c, holds) for c in conds[:1]] if len(conds) == 1 else []
+        while todo and len(facts) < _MAX_CONDS:
+            c, pos = todo.pop()
+            op = self.gr.op(c)
+            if op.kind is Kind.AND and pos and op.width == 1:  # both halves hold
+                todo += [(d[0], True) for d in (self.gr.defs(c, 0), self.gr.defs(c, 1)) if len(d) == 1]
+            elif op.kind is Kind.ICMP and len(op.operands) == 2:
+                pred = str(op.attrs.get("pred", ""))
+                pred = pred if pos else _NEGATE.get(pred, "")
+                facts += self._high_bits_clear(c) if pred == "eq" else []
+                facts += self._compare(c, pred)
+        return facts
+
+    def _high_bits_clear(self, c: int) -> list[Guard]:
+        """``(x & ~(2^k - 1)) == 0``: x < 2^k, and so is each operand of an ``or`` x is (LLVM's bypass
+        of a slow 64-bit division tests ``(a | b) >> 32 == 0`` this way)."""
+        for s in (0, 1):
+            zero, ands = self.operand(c, 1 - s), self.gr.defs(c, s)
+            if zero != Affine.of_const(0) or len(ands) != 1 or self.gr.op(ands[0]).kind is not Kind.AND:
+                continue
+            n = ands[0]
+            w = self.gr.op(n).width or 64
+            for m in (0, 1):
+                mask = self.operand(n, m)
+                x = self.gr.defs(n, 1 - m)
+                if not mask.is_const() or len(x) != 1:
+                    continue
+                bits = mask.const & ((1 << w) - 1)
+                k = (bits & -bits).bit_length() - 1
+                if k <= 0 or bits | ((1 << k) - 1) != (1 << w) - 1:
+                    continue
+                xs = [x[0]]
+                if self.gr.op(x[0]).kind is Kind.OR:
+                    xs += [d[0] for d in (self.gr.defs(x[0], 0), self.gr.defs(x[0], 1)) if len(d) == 1]
+                rhs = Affine.of_const((1 << k) - 1)
+                return [
+                    (self.value(v), rhs, f"guard: the high bits of {self.name(self.value(v))} are clear") for v in xs
+                ]
+        return []
+
+    def _compare(self, c: int, pred: str) -> list[Guard]:
+        a, b = self.operand(c, 0), self.operand(c, 1)
+        text = f"guard: {self.name(a)} {_SYMBOL.get(pred, pred)} {self.name(b)} dominates"
+        if pred == "eq":
+            return [(a, b, text), (b, a, text)]
+        if pred not in _LESS:
+            return []
+        less, strict = _LESS[pred]
+        lo, hi = (a, b) if less == 0 else (b, a)
+        return [(lo, hi.add(Affine.of_const(-1 if strict else 0)), text)]
+
+
+_SYMBOL = {"ult": "<", "slt": "<", "ule": "<=", "sle": "<=", "ugt": ">", "sgt": ">", "uge": ">=", "sge": ">=",
+           "eq": "==", "ne": "!="}  # fmt: skip
+
+
+def _defs_before(gr: Graph, b: int, reg: str) -> list[int]:
+    """The op of block b that last writes ``reg`` before its branch (PTX: the branch's predicate)."""
+    for op in reversed(gr.fn.blocks[b].ops[:-1]):
+        if reg in op.results:
+            return [op.id]
+    return []

@@ -1,0 +1,235 @@
+"""The launch grid as the host function of the same module computes it, as facts about the kernel.
+
+The DSL lowers ``kernel(...).launch(grid=[cute.ceil_div(M, 128), H, B])`` into the ``@cute.jit``
+function's LLVM code: it reads shape fields of its arguments (``llvm.extractvalue %arg0[1, 0, 1]``),
+ceil-divides them (``sdiv``, ``mul``, ``icmp``, ``select``), stores the results into the launch config
+struct ``{array<3 x i32> grid, array<3 x i32> block, ...}`` and launches the kernel with structs it
+builds from the same fields (``llvm.insertvalue``, modes sometimes reordered).  So each grid dimension
+is ``ceil(F / t)`` for a field F of some kernel parameter, and in the kernel ``t·ctaid <= F - 1``: a
+block index bounded by a shape symbol, not by 2^31 (irscan/analysis/inputs.py uses it).
+
+:func:`module_grids` derives, per kernel, a :class:`GridDim` for each dimension it can: the kernel
+parameter and struct path of F (resolved through the insertvalue chains of the launch's arguments)
+and the tile t.  A dimension computed any other way is left out (the ISA's range stays).  PTX has no
+host code: the grids of the MLIR of the same capture reach it through meta.json's dict (``META_KEY``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from irscan.analysis import dataflow
+from irscan.analysis.params import tensor_fields
+from irscan.ir import Function, Kind, Module
+
+#: the launch config's layout (grid, block, then smem bytes, stream, attributes, count): a type
+CONFIG_STRUCT = "!llvm.struct<(array<3 x i32>, array<3 x i32>,"
+#: where the MLIR scan leaves the grids for the PTX scan of the same capture (in the meta dict)
+META_KEY = "_irscan_host_grids"
+_STEPS = 64
+
+
+@dataclass(frozen=True, slots=True)
+class GridDim:
+    """``nctaid.<axis> <= ceil(field / tile)``, field = kernel parameter ``param`` at ``path``."""
+
+    axis: int
+    param: int
+    path: tuple[int, ...]
+    tile: int
+
+    def as_json(self) -> list[Any]:
+        return [self.axis, self.param, list(self.path), self.tile]
+
+    @staticmethod
+    def of_json(x: Any) -> GridDim:
+        return GridDim(int(x[0]), int(x[1]), tuple(int(p) for p in x[2]), int(x[3]))
+
+
+def module_grids(module: Module, meta: dict[str, Any] | None) -> dict[str, tuple[GridDim, ...]]:
+    """Kernel name -> the grid dimensions its host function derives (MLIR), or that the MLIR of the
+    same capture derived (PTX, through ``meta``)."""
+    if module.ir != "mlir":
+        stored = (meta or {}).get(META_KEY) or {}
+        return {k: tuple(GridDim.of_json(x) for x in v) for k, v in stored.items()}
+    kernels = module.kernels()
+    out: dict[str, tuple[GridDim, ...]] = {}
+    for fn in module.functions:
+        if fn.kernel or not fn.blocks or fn.attrs.get("gpu_module"):
+            continue
+        for kernel, dims in _host_launches(module, fn, kernels):
+            out[kernel] = dims
+    if meta is not None:
+        meta[META_KEY] = {k: [d.as_json() for d in v] for k, v in out.items()}
+    return out
+
+
+def _host_launches(module: Module, fn: Function, kernels: list[Function]) -> list[tuple[str, tuple[GridDim, ...]]]:
+    gr = dataflow.build(module, fn)
+    grid = _config_grid(gr)
+    if grid is None:
+        return []
+    where = {r: op.id for op in fn.ops() for r in op.results} | gr.params
+    out = []
+    for op in fn.ops():
+        ker = _launched(op, kernels)
+        if ker is None:
+            continue
+        args = [where.get(v) if isinstance(v, str) else None for v in op.operands[1:]]
+        dims = []
+        for axis, node in enumerate(grid):
+            ct = _ceil_div(gr, node)
+            if ct is None:
+                continue
+            src, tile = ct
+            at = _kernel_field(gr, ker, args, src)
+            if at is not None:
+                dims.append(GridDim(axis, at[0], at[1], tile))
+        out.append((ker.name, tuple(dims)))
+    return out
+
+
+def _launched(op: Any, kernels: list[Function]) -> Function | None:
+    """The kernel an op launches: a LAUNCH op names it; an op the front end left opaque is taken for
+    the launch when its operands after the first match one kernel's parameter count."""
+    if op.kind is Kind.LAUNCH:
+        return next((k for k in kernels if k.name == op.attrs.get("kernel")), None)
+    if op.kind is not Kind.OPAQUE or op.width or len(op.operands) < 2:
+        return None
+    same = [k for k in kernels if len(k.params) == len(op.operands) - 1]
+    return same[0] if len(same) == 1 and len(kernels) == 1 else None
+
+
+def _config_grid(gr: dataflow.Graph) -> list[int] | None:
+    """The ops whose values the entry block stores into grid[0..2] of the one launch config."""
+    found: dict[int, int] = {}
+    bases = set()
+    for op in gr.fn.blocks[0].ops:
+        if op.kind is not Kind.STORE or op.addr is None:
+            continue
+        addr = gr.defs(op.id, op.addr)
+        g = gr.op(addr[0]) if len(addr) == 1 else None
+        if g is None or g.kind is not Kind.GEP or not str(g.attrs.get("elem_type", "")).startswith(CONFIG_STRUCT):
+            continue
+        idx = [i[1] for i in g.attrs.get("indices", ()) if isinstance(i, tuple) and i[0] == "const"]
+        val = gr.defs(op.id, 1 - op.addr)
+        if len(idx) == 3 and idx[:2] == [0, 0] and 0 <= idx[2] < 3 and len(val) == 1:
+            found[idx[2]] = val[0]
+            bases.update(gr.defs(g.id, 0))
+    if len(bases) != 1 or sorted(found) != [0, 1, 2]:
+        return None  # several launch configs (or none): which grid goes with which launch is not seen
+    return [found[0], found[1], found[2]]
+
+
+def _ceil_div(gr: dataflow.Graph, n: int) -> tuple[int, int] | None:
+    """``(F, t)`` when op n's value is at most ``ceil(F / t)`` for a field read F: ``F``, ``F / t``,
+    ``(F + t - 1) / t``, the DSL's ``q = F / t; F != q*t ? q + 1 : q``, and nests of these (a ceil of
+    a ceil is one ceil by the product; a floor is at most the ceil)."""
+    tile = 1
+    for _ in range(_STEPS):
+        op = gr.op(n)
+        if op.kind in (Kind.MOV, Kind.SEXT, Kind.ZEXT, Kind.TRUNC) and len(gr.defs(n, 0)) == 1:
+            n = gr.defs(n, 0)[0]
+        elif op.kind is Kind.EXTRACT or op.kind is Kind.ARG:
+            return n, tile
+        elif op.kind is Kind.SELECT and len(op.operands) == 3:
+            a, b = (gr.defs(n, s) for s in (1, 2))
+            if not (len(a) == 1 and len(b) == 1 and _plus_one(gr, a[0]) == b[0] and gr.op(b[0]).kind is Kind.DIV):
+                return None
+            n = b[0]  # ceil: the quotient or one more
+        elif op.kind is Kind.DIV and len(op.operands) == 2:
+            t = _const(gr, n, 1)
+            src = gr.defs(n, 0)
+            if t is None or t <= 0 or len(src) != 1:
+                return None
+            tile *= t
+            n = _rounded_up(gr, src[0], t) or src[0]
+        else:
+            return None
+    return None
+
+
+def _rounded_up(gr: dataflow.Graph, n: int, t: int) -> int | None:
+    """F of ``F + (t - 1)``, the numerator of a ceil-division by t."""
+    if gr.op(n).kind is not Kind.ADD:
+        return None
+    for s in (0, 1):
+        if _const(gr, n, 1 - s) == t - 1 and len(gr.defs(n, s)) == 1:
+            return gr.defs(n, s)[0]
+    return None
+
+
+def _plus_one(gr: dataflow.Graph, n: int) -> int | None:
+    op = gr.op(n)
+    if op.kind is not Kind.ADD:
+        return None
+    for s in (0, 1):
+        if _const(gr, n, 1 - s) == 1 and len(gr.defs(n, s)) == 1:
+            return gr.defs(n, s)[0]
+    return None
+
+
+def _const(gr: dataflow.Graph, n: int, slot: int) -> int | None:
+    op = gr.op(n)
+    if slot >= len(op.operands):
+        return None
+    raw = op.operands[slot]
+    if isinstance(raw, int):
+        return raw
+    d = gr.defs(n, slot)
+    v = gr.op(d[0]).attrs.get("value") if len(d) == 1 and gr.op(d[0]).kind is Kind.CONST else None
+    return v if isinstance(v, int) else None
+
+
+def _host_field(gr: dataflow.Graph, n: int) -> tuple[int, tuple[int, ...]] | None:
+    """(host parameter, path) of a field read: ``extractvalue %argK[path]``."""
+    op = gr.op(n)
+    d = gr.defs(n, 0)
+    if op.kind is Kind.EXTRACT and len(d) == 1 and gr.op(d[0]).kind is Kind.ARG:
+        return int(gr.op(d[0]).attrs.get("param", -1)), tuple(op.attrs.get("path", ()))
+    if op.kind is Kind.ARG and not op.attrs.get("field"):
+        return int(op.attrs.get("param", -1)), ()
+    return None
+
+
+def _kernel_field(
+    gr: dataflow.Graph, kernel: Function, args: list[int | None], src: int
+) -> tuple[int, tuple[int, ...]] | None:
+    """Which kernel parameter field holds the host value ``src``: each leaf of each argument struct
+    is followed through its insertvalue chain back to a host field read (or the host parameter)."""
+    want = _host_field(gr, src)
+    for j, p in enumerate(kernel.params):
+        node = args[j] if j < len(args) else None
+        if node is None:
+            continue
+        paths = [f.path for f in tensor_fields(j, p.shape)] or [()]
+        for path in paths:
+            leaf = _resolve(gr, node, path)
+            if leaf is not None and (leaf[0] == src or (want is not None and leaf[1] == want)):
+                return j, path
+    return None
+
+
+HostField = tuple[int, tuple[int, ...]]  # (host parameter, path)
+
+
+def _resolve(gr: dataflow.Graph, n: int, path: tuple[int, ...]) -> tuple[int | None, HostField | None] | None:
+    """The value at ``path`` of struct value n: (op id of a scalar inserted there, or None; the host
+    field it is, or None).  Walks the insertvalue chain, never deeper than :data:`_STEPS`."""
+    for _ in range(_STEPS):
+        op = gr.op(n)
+        if op.kind is Kind.INSERT and len(op.operands) == 2:
+            q = tuple(op.attrs.get("path", ()))
+            slot = 0 if path[: len(q)] == q else 1
+            nxt = gr.defs(n, slot)
+            if len(nxt) != 1:
+                return None
+            n, path = nxt[0], (path[len(q) :] if slot == 0 else path)
+            continue
+        if op.kind is Kind.ARG and not op.attrs.get("field"):
+            return (None, (int(op.attrs.get("param", -1)), path)) if path else (n, _host_field(gr, n))
+        if not path:
+            return n, _host_field(gr, n)
+        return None
+    return None

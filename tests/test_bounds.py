@@ -1,0 +1,199 @@
+"""Relational bounds (irscan/analysis/bounds.py): each fact the ranges learn, on a hand-made function.
+
+Each test builds the smallest function that has the fact and asks ``Ranges.bounds`` for the bound
+over the kernel's extents that the fact gives; without the fact the bound is absent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from irbuild import FnBuilder
+
+from irscan.analysis import dataflow
+from irscan.analysis.bounds import Bound
+from irscan.analysis.guards import immediate_dominators
+from irscan.analysis.hostgrid import CONFIG_STRUCT, GridDim, module_grids
+from irscan.analysis.ranges import Facts, Ranges
+from irscan.analysis.reaching import reaching_definitions
+from irscan.ir import Kind, Param, ParamField, Successor
+
+#: a tensor with one dynamic i32 extent (arg.shape[0]) and no dynamic stride
+TENSOR = "!llvm.struct<(ptr<1>, struct<(i32, struct<()>)>)>"
+M = "arg0.shape[0]"
+
+
+def _ranges(b: FnBuilder, meta_args: list[dict[str, Any]] | None = None, grid: tuple[GridDim, ...] = ()) -> Ranges:
+    fn = b.module.functions[0]
+    gr = dataflow.build(b.module, fn, reaching_definitions)
+    return Ranges(gr, Facts.of(fn.attrs, None, grid), meta_args or [])
+
+
+def _val(rg: Ranges, v: str) -> Any:
+    return rg.value(int(v[1:]))
+
+
+def _kernel(**attrs: Any) -> tuple[FnBuilder, str]:
+    b = FnBuilder(**attrs)
+    a = b.param("%arg0", TENSOR)
+    return b, b.op(Kind.EXTRACT, a, attrs={"path": (1, 0)})
+
+
+def _terms(bs: list[Bound]) -> list[tuple[tuple[tuple[str, int], ...], int]]:
+    return [(x.terms, x.const) for x in bs]
+
+
+def test_a_remainder_by_an_extent_is_below_it() -> None:
+    b, m = _kernel()
+    bid = b.op(Kind.SREG, attrs={"sreg": "ctaid.x"})
+    r = b.op(Kind.REM, bid, m, signed=False)
+    rg = _ranges(b)
+    bs = rg.bounds(_val(rg, r))
+    assert (((M, 1),), -1) in _terms(bs)
+    assert all(x.i32 for x in bs) and "ctaid.x % arg0.shape[0] < arg0.shape[0]" in bs[0].fact
+    # and its interval is the divisor's, not the whole i32 range
+    assert rg.interval(_val(rg, r)).lo == 0
+
+
+def test_divisibility_from_the_layout_leaves_room_for_the_vector() -> None:
+    # col0 = (c*8) % D with D % 8 == 0 (?{div=8}): col0 <= D - 8, so col0 + 7 <= D - 1
+    b, d = _kernel()
+    tid = b.op(Kind.SREG, attrs={"sreg": "tid.x"})
+    c8 = b.op(Kind.MUL, tid, b.const(8))
+    col = b.op(Kind.ADD, b.op(Kind.REM, c8, d, signed=True), b.const(7))
+    div8 = [{"modes": [{"shape": {"kind": "dynamic", "width": 32, "text": "?{div=8}"}, "stride": {"kind": "static"}}]}]
+    rg = _ranges(b, div8)
+    assert ((((M, 1),), -1)) in _terms(rg.bounds(_val(rg, col)))
+    rg = _ranges(b)  # no divisibility recorded: only D + 6
+    assert (((M, 1),), -1) not in _terms(rg.bounds(_val(rg, col)))
+
+
+def test_floor_multiples_stay_below_what_they_round() -> None:
+    b, m = _kernel()
+    q = b.op(Kind.DIV, m, b.const(4), signed=True)
+    four_q = b.op(Kind.MUL, q, b.const(4))
+    sh = b.op(Kind.SHL, b.op(Kind.LSHR, m, b.const(3)), b.const(3))
+    rg = _ranges(b)
+    assert _terms(rg.bounds(_val(rg, four_q)))[0] == (((M, 1),), 0)
+    assert _terms(rg.bounds(_val(rg, sh)))[0] == (((M, 1),), 0)
+
+
+def test_the_ptx_remainder_idiom_is_below_the_divisor() -> None:
+    # x - (x / d) * d, as NVVM writes a remainder: at most d - 1
+    b, d = _kernel()
+    x = b.op(Kind.SREG, attrs={"sreg": "ctaid.x"})
+    q = b.op(Kind.DIV, x, d, signed=False)
+    r = b.op(Kind.SUB, x, b.op(Kind.MUL, q, d))
+    rg = _ranges(b)
+    assert (((M, 1),), -1) in _terms(rg.bounds(_val(rg, r)))
+
+
+def test_min_is_at_most_either_side() -> None:
+    b, m = _kernel()
+    x = b.op(Kind.MIN, b.op(Kind.SREG, attrs={"sreg": "ctaid.x"}), m, signed=True)
+    rg = _ranges(b)
+    assert _terms(rg.bounds(_val(rg, x)))[0] == (((M, 1),), 0)
+
+
+def _guarded(pred: str, swap: bool = False) -> tuple[FnBuilder, str, str, str]:
+    """row = 128*ctaid.x + tid.x; if row <pred> M (``swap``: if not): use it there, and after the join."""
+    b, m = _kernel(exact_block_dim=(128, 1, 1))
+    tid = b.op(Kind.SREG, attrs={"sreg": "tid.x"})
+    bid = b.op(Kind.SREG, attrs={"sreg": "ctaid.x"})
+    row = b.op(Kind.ADD, b.op(Kind.MUL, bid, b.const(128)), tid)
+    c = b.op(Kind.ICMP, row, m, width=1, attrs={"pred": pred})
+    b.branch(*((("else", ()), ("then", ())) if swap else (("then", ()), ("else", ()))), cond=c)
+    b.block("then")
+    inside = b.op(Kind.SEXT, row, width=64, src_width=32)
+    b.branch(("else", ()))
+    b.block("else")
+    after = b.op(Kind.SEXT, row, width=64, src_width=32)
+    return b, row, inside, after
+
+
+def test_a_dominating_compare_bounds_the_value_on_its_true_edge() -> None:
+    b, row, inside, after = _guarded("slt")
+    rg = _ranges(b)
+    here = rg.bounds(_val(rg, row), at=int(inside[1:]))
+    assert (((M, 1),), -1) in _terms(here) and "guard: 128*ctaid.x + tid.x < arg0.shape[0]" in here[0].fact
+    assert (((M, 1),), -1) not in _terms(rg.bounds(_val(rg, row), at=int(after[1:])))  # both edges reach it
+    assert (((M, 1),), -1) not in _terms(rg.bounds(_val(rg, row)))  # no use point: no path facts
+
+
+def test_the_false_edge_of_a_compare_gives_its_negation() -> None:
+    b, row, inside, _ = _guarded("sge", swap=True)  # row >= M is false inside: row < M
+    rg = _ranges(b)
+    assert (((M, 1),), -1) in _terms(rg.bounds(_val(rg, row), at=int(inside[1:])))
+
+
+def test_ptx_setp_and_guarded_branch_refine_the_fall_through_path() -> None:
+    # setp.ge.s32 %p1, %r3, %r1; @%p1 bra DONE; <fall through: %r3 < %r1>; DONE: ...
+    b = FnBuilder(ir="ptx")
+    b.fn.params.append(Param("k_param_0", ".param .u32 k_param_0", 0, 4))
+    b.op(Kind.ARG, width=32, result="%r1", attrs={"param": 0, "field": ParamField(0, 0, 32)})
+    b.op(Kind.SREG, result="%r2", attrs={"sreg": "ctaid.x"})
+    b.op(Kind.MUL, "%r2", 64, result="%r3")  # op 3
+    b.op(Kind.ICMP, "%r3", "%r1", width=1, result="%p1", attrs={"pred": "sge"})
+    b.op(Kind.BRANCH, result=False, width=0, pred="%p1", attrs={"target": "DONE"})
+    b.fn.blocks[-1].succs, b.fn.blocks[-1].falls_through = [Successor("DONE")], True
+    b.block("body")
+    b.op(Kind.SEXT, "%r3", width=64, result="%rd1", src_width=32)  # op 6: only the fall-through reaches it
+    b.fn.blocks[-1].falls_through = True
+    b.block("DONE")
+    b.op(Kind.SEXT, "%r3", width=64, result="%rd2", src_width=32)  # op 7: both edges reach it
+    rg = _ranges(b)
+    guarded = ((("arg0+0", 1),), -1)
+    assert guarded in _terms(rg.bounds(rg.value(3), at=6))
+    assert guarded not in _terms(rg.bounds(rg.value(3), at=7))
+
+
+def test_dominators_of_a_diamond_and_a_loop() -> None:
+    # 0 -> 1, 2; 1 -> 3; 2 -> 3; 3 -> 4, 1 (a back edge); 5 unreachable
+    succ = [[1, 2], [3], [3], [4, 1], [], [0]]
+    assert immediate_dominators(succ) == [0, 0, 0, 0, 3, -1]
+
+
+def _host_launch(b: FnBuilder, tile: int, launch: bool = True) -> None:
+    """The DSL's host code: grid.x = ceil(arg0.shape[0] / tile), grid.y = grid.z = 1, then the launch."""
+    b.function("host")
+    a = b.param("%arg0", TENSOR)
+    m = b.op(Kind.EXTRACT, a, attrs={"path": (1, 0)})
+    t = b.const(tile)
+    q = b.op(Kind.DIV, m, t, signed=True)
+    ne = b.op(Kind.ICMP, m, b.op(Kind.MUL, q, t), width=1, attrs={"pred": "ne"})
+    g = b.op(Kind.SELECT, ne, b.op(Kind.ADD, q, b.const(1)), q)
+    cfg = b.op(Kind.OPAQUE, b.const(1), width=0, name="llvm.alloca")
+    struct = CONFIG_STRUCT + " i64, ptr, ptr, i32)>"
+    for axis, v in enumerate((g, b.const(1), b.const(1))):
+        at = b.op(Kind.GEP, cfg, width=0, attrs={"indices": [("const", 0), ("const", 0), ("const", axis)],
+                                                 "elem_type": struct})  # fmt: skip
+        b.op(Kind.STORE, v, at, width=32, addr=1, result=False)
+    kind = Kind.LAUNCH if launch else Kind.OPAQUE
+    b.op(kind, cfg, a, width=0, name="cuda.launch_ex", attrs={"kernel": "k"})
+
+
+def test_the_host_grid_bounds_the_block_index_by_the_shape() -> None:
+    # grid = ceil(M / 128), block 128: 128*ctaid.x + tid.x <= M + 126 for every M (decided exactly)
+    b, _ = _kernel(exact_block_dim=(128, 1, 1))
+    tid = b.op(Kind.SREG, attrs={"sreg": "tid.x"})
+    bid = b.op(Kind.SREG, attrs={"sreg": "ctaid.x"})
+    row = b.op(Kind.ADD, b.op(Kind.MUL, bid, b.const(128)), tid)
+    _host_launch(b, 128)
+    grids = module_grids(b.module, None)
+    assert grids == {"k": (GridDim(0, 0, (1, 0), 128),)}
+    rg = _ranges(b, grid=grids["k"])
+    (best, *_) = rg.bounds(_val(rg, row))
+    assert (best.terms, best.const, best.i32) == (((M, 1),), 126, True)
+    assert "grid from host: nctaid.x = ceil(arg0.shape[0] / 128)" in best.fact
+    assert rg.atoms[int(bid[1:])].iv.hi == 2**31 // 128 - 1  # the interval knows it too
+    rg = _ranges(b)
+    assert rg.bounds(_val(rg, row)) == []  # without the host's grid: nothing
+
+
+def test_an_opaque_launch_of_the_only_kernel_is_recognised_and_the_grid_reaches_ptx_through_meta() -> None:
+    b, _ = _kernel()
+    _host_launch(b, 64, launch=False)
+    meta: dict[str, Any] = {}
+    assert module_grids(b.module, meta) == {"k": (GridDim(0, 0, (1, 0), 64),)}
+    ptx = FnBuilder(ir="ptx")
+    assert module_grids(ptx.module, meta) == {"k": (GridDim(0, 0, (1, 0), 64),)}
