@@ -13,6 +13,7 @@ from typing import Any
 
 from irscan import checks
 from irscan.analysis import dataflow
+from irscan.analysis.hostgrid import module_grids
 from irscan.analysis.ranges import Facts, Ranges
 from irscan.capturing.store import META_FILE, find_captures, load
 from irscan.diff.accesses import records as access_records
@@ -88,6 +89,7 @@ def scan_module(module: Module, meta: dict[str, Any] | None = None) -> ScanResul
     """Run every check on every device function of a parsed module."""
     res = ScanResult()
     kernels_meta = {k["name"]: k for k in (meta or {}).get("kernels", [])}
+    grids = module_grids(module, meta)  # the launch grid as the host code computes it (MLIR; PTX via meta)
     reaching = None
     if module.ir == "ptx":
         from irscan.analysis.reaching import reaching_definitions
@@ -100,7 +102,7 @@ def scan_module(module: Module, meta: dict[str, Any] | None = None) -> ScanResul
             continue
         km = kernels_meta.get(fn.name, {})
         gr = dataflow.build(module, fn, reaching)
-        rg = Ranges(gr, Facts.of(fn.attrs, km.get("launch")), km.get("args", []))
+        rg = Ranges(gr, Facts.of(fn.attrs, km.get("launch"), grids.get(fn.name, ())), km.get("args", []))
         ctx = checks.Context(fn.name, module.path, km.get("file"), km.get("line"))
         found = checks.run(gr, rg, ctx)
         res.findings += found
