@@ -103,6 +103,29 @@ def test_the_grid_is_the_host_functions_own_computation() -> None:
         assert (env["grid.x"], env["block.x"]) == (rows, 256)
 
 
+def test_a_tensor_indexed_by_unbounded_32_bit_arithmetic_is_refused_past_its_span() -> None:
+    """flashinfer's GDN decode: the state pool is indexed with 524288 * a loaded pool index, which no
+    stride bounds; the byte-span preflight refuses a pool of more than 2^31 - 1 elements, and names it."""
+    folder = next((ROOT / "corpus" / "thirdparty" / "fi_gdn_decode_sm90a").glob("001_*"))
+    meta = json.loads((folder / "meta.json").read_text())
+    (mg,) = prepare(mlir.parse_file(str(next(folder.glob("module.mlir*")))), meta["kernels"]).values()
+    (lg,) = mg.launches
+    (span,) = lg.spans
+    assert span.limit == 2**31 - 1 and not lg.conditions
+
+    def args(pool_entries: int) -> tuple[Any, ...]:
+        rest: list[Any] = [None] * mg.host_params
+        pool = lg.params[span.param]
+        assert pool is not None
+        rest[pool] = virtual((pool_entries, 32, 128, 128), (524288, 16384, 128, 1))
+        return tuple(rest)
+
+    small, big = check(lg, *args(4095)), check(lg, *args(4096))  # 4096 * 524288 = 2^31 elements
+    assert small is None and big == 0
+    err = wrap_error(lg, 0, args(4096))
+    assert "tensor arg0 spans 2,147,483,648 elements, past 2^31-1" in str(err), str(err)
+
+
 def test_kernels_without_findings_get_no_check() -> None:
     for name in ("elementwise_add_dynamic_i64", "rmsnorm_i64_stride", "elementwise_static_100k_int64"):
         assert all(not mg.active for mg in guards(name).values()), name

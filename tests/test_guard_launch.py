@@ -130,6 +130,7 @@ def test_irscan_audit_guard_arms_the_guard_in_the_program(run_python, tmp_path) 
     out = json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("{")][-1])
     assert [c["outcome"] for c in out["calls"]][0] == "WrapError", out["calls"]
     assert not out["calls"][0]["reached_dsl"] and out["calls"][1]["reached_dsl"]
+    assert "irscan guard: pitched_copy (launched by copy_host): 2 condition(s); checked in Python" in proc.stderr
 
 
 def test_a_kernel_without_findings_keeps_the_dsls_own_class(run_python) -> None:

@@ -39,6 +39,7 @@ class LaunchGuard:
     compiled: Compiled | None
     how: str  # "python (host grid)" or why it is not guarded
     findings: list[Finding] = field(default_factory=list)
+    params: list[int | None] = field(default_factory=list)  # kernel parameter -> the host argument passed
 
 
 @dataclass
@@ -118,9 +119,9 @@ def kernel_conditions(
         cond = Condition(value, c.limit.lo, c.limit.hi, fn.name, f.file, f.line, f.id, tensor, bound)
         if not unbounded(value):
             conds.append(cond)
-        elif tensor is not None:
+        elif tensor is not None and all((s.param, s.limit) != (tensor, c.limit.hi) for s in spans):
             name = names[tensor] if tensor < len(names) else f"arg{tensor}"
-            spans.append(Span(tensor, c.limit.hi, cond, name))
+            spans.append(Span(tensor, c.limit.hi, cond, name))  # one per tensor and limit: the first access
     return conds, spans, names, [f for _, f in pairs]
 
 
@@ -160,13 +161,13 @@ def _guard_launch(
     by_name: dict[str, dict[str, Any]],
 ) -> LaunchGuard:
     if not conds and not spans:
-        return LaunchGuard(hl.kernel, [], [], names, None, "no finding: nothing to check", findings)
+        return LaunchGuard(hl.kernel, [], [], names, None, "no finding: nothing to check", findings, hl.params)
     if hl.reason:
-        return LaunchGuard(hl.kernel, conds, spans, names, None, f"not guarded: {hl.reason}", findings)
+        return LaunchGuard(hl.kernel, conds, spans, names, None, f"not guarded: {hl.reason}", findings, hl.params)
     kargs = by_name.get(hl.kernel, {}).get("args", [])
     host_meta = {j: kargs[i] for i, j in enumerate(hl.params) if j is not None and i < len(kargs)}
     compiled, skipped = compile_guard(hl, conds, spans, names, n_args, host_meta)
     how = "checked in Python before the launch (grid from the host code)" if compiled else "not guarded"
     if skipped:
         how += "; left out: " + "; ".join(skipped)
-    return LaunchGuard(hl.kernel, conds, spans, names, compiled, how, findings)
+    return LaunchGuard(hl.kernel, conds, spans, names, compiled, how, findings, hl.params)

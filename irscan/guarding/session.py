@@ -10,6 +10,7 @@ they were compiled under, for as long as they live.
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import tempfile
@@ -19,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from irscan.findings import kernel_key
 from irscan.guarding import runtime
 from irscan.guarding.prepare import ModuleGuard, prepare
 
@@ -36,7 +38,9 @@ class GuardSession:
             for host, mg in guards.items():
                 for lg in mg.launches:
                     n = len(lg.conditions) + len(lg.spans)
-                    lines.append(f"{lg.kernel} (from {host}): {n} condition(s); {lg.how}")
+                    lines.append(
+                        f"{kernel_key(lg.kernel)} (launched by {kernel_key(host)}): {n} condition(s); {lg.how}"
+                    )
         return lines
 
 
@@ -97,12 +101,18 @@ def arm_session(session: GuardSession) -> _Callback:
     return callback
 
 
+def _summary(session: GuardSession) -> None:
+    for line in session.report():
+        print(f"irscan guard: {line}", file=sys.stderr)
+
+
 def arm(mode: str, out: str) -> GuardSession | None:
     """``IRSCAN_GUARD``: guard the rest of the process (called by the environment capture at start)."""
     try:
         _check_mode(mode)
         session = GuardSession(mode, Path(out))
         arm_session(session)
+        atexit.register(_summary, session)  # which kernels were guarded how: said once, at the end
         return session
     except Exception as exc:  # fail open: the program runs unguarded, and says so
         print(f"irscan: could not start the launch guard ({type(exc).__name__}: {exc})", file=sys.stderr)
