@@ -99,9 +99,12 @@ def cmd_capture(args: argparse.Namespace) -> int:
     return rc
 
 
-def _emit(res: ScanResult, fmt: str, environment: dict[str, Any] | None = None, **extra: Any) -> None:
+def _emit(
+    res: ScanResult, fmt: str, environment: dict[str, Any] | None = None, show_all: bool = False, **extra: Any
+) -> None:
     """The report on stdout; in text form irscan's notes and errors go to stderr.  ``extra``: top-level
-    fields of the JSON document beyond report.json's (the audited program's status)."""
+    fields of the JSON document beyond report.json's (the audited program's status).  ``show_all``
+    (``--all``): the text report also prints the findings the reporting rule suppressed."""
     import json
 
     from irscan.report import json as json_report
@@ -114,11 +117,12 @@ def _emit(res: ScanResult, fmt: str, environment: dict[str, Any] | None = None, 
         return
     if fmt == "json":
         doc = json_report.document(
-            res.findings, res.kernels, res.unseen, environment=environment, errors=res.errors, accesses=res.accesses
-        )
+            res.findings, res.kernels, res.unseen, environment=environment, errors=res.errors, accesses=res.accesses,
+            rule_suppressed=res.rule_suppressed,
+        )  # fmt: skip
         print(json.dumps({**doc, **extra}, indent=2, default=str))
     else:
-        print(text.render(res.findings, res.kernels, res.unseen))
+        print(text.render(res.findings, res.kernels, res.unseen, res.rule_suppressed, show_all))
         for e in res.errors:
             print(e, file=sys.stderr)
 
@@ -136,15 +140,40 @@ def _irs(value: str) -> tuple[str, ...]:
 def cmd_scan(args: argparse.Namespace) -> int:
     from irscan.pipeline import reaches, scan_paths
 
-    res = scan_paths([Path(p) for p in args.paths], _irs(args.ir))
+    res = scan_paths([Path(p) for p in args.paths], _irs(args.ir), args.max_memory)
     extra = _triage(res, args)
-    _emit(res, args.format, **extra)
+    _emit(res, args.format, show_all=args.all, **extra)
     return EXIT_FINDINGS if reaches(res.findings, args.fail_on) else 0
 
 
 def _add_triage_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline (or saved report)")
     p.add_argument("--write-baseline", metavar="FILE", help="write this run's findings as a baseline and exit 0")
+
+
+def _memory_size(text: str) -> int:
+    from irscan.checks.memory import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _add_rule_options(p: argparse.ArgumentParser) -> None:
+    """The reporting rule's two knobs (README, "What is reported")."""
+    from irscan.checks.memory import DEFAULT_GPU, DEFAULT_MAX_MEMORY
+
+    p.add_argument("--all", action="store_true", help="also print the findings the reporting rule suppressed, with why")
+    p.add_argument(
+        "--max-memory",
+        type=_memory_size,
+        default=DEFAULT_MAX_MEMORY,
+        metavar="SIZE",
+        help=f"the most memory one GPU has (141GB, 288GiB, bytes): a wrap every tensor would need more than "
+        f"this to reach is suppressed (default: the largest single GPU shipping today, {DEFAULT_GPU}, "
+        f"taken as {DEFAULT_MAX_MEMORY:,} bytes)",
+    )
 
 
 def _triage(res: ScanResult, args: argparse.Namespace) -> dict[str, Any]:
@@ -224,7 +253,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         if args.patch:  # patch mode rides on it too (irscan/patching): the program runs the patched kernels
             os.environ["IRSCAN_PATCH"] = "1"
         rc = _run(args, out, stdout_to_stderr=args.format != "text")
-        res = scan_safely(out, args.strict, irs)
+        res = scan_safely(out, args.strict, irs, args.max_memory)
         scan_errors = len(res.errors)
         res.errors += _unfinished_notes(out) if out.is_dir() else []
         if rc != 0:
@@ -241,7 +270,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
             extra.update(fields)
             for line in lines if args.format == "text" else []:
                 print(line, file=sys.stderr)
-        _emit(res, args.format, dsl_environment(), program={"argv": program, **_program_status(rc)}, **extra)
+        _emit(res, args.format, dsl_environment(), args.all, program={"argv": program, **_program_status(rc)}, **extra)
         if tmp is not None and res.findings:
             print("irscan: the captures were temporary; `irscan audit --out DIR` keeps them", file=sys.stderr)
         if rc != 0:
@@ -285,6 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fail-on", default="must", **fail)  # type: ignore[arg-type]
     p.add_argument("--ir", default="mlir,ptx", help="which IRs to scan: mlir, ptx or mlir,ptx (default both)")
     _add_triage_options(p)
+    _add_rule_options(p)
     p.set_defaults(func=cmd_scan)
 
     p = sub.add_parser("audit", help="run a program, capture what it compiles and scan it (compile-time audit)")
@@ -292,6 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_triage_options(p)
     p.add_argument("--fail-on", default="must", **fail)  # type: ignore[arg-type]
     p.add_argument("--ir", default="mlir,ptx", help="which IRs to scan (default both)")
+    _add_rule_options(p)
     p.add_argument("--out", help="keep the captures in this folder (default: a temporary one)")
     p.add_argument(
         "--keep-going",

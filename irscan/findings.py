@@ -58,10 +58,24 @@ class Finding:
     origin: dict[str, Any] | None = None  # where the wrapping op itself came from, when another statement
     notes: list[str] = field(default_factory=list)
     id: str = ""
+    #: what the verdict rests on (README "What is reported"): launch facts, free inputs, bounds weighed
+    facts: list[str] = field(default_factory=list)
+    #: why the reporting rule leaves it out (it then goes to the document's ``rule_suppressed`` list); None: reported
+    rule_suppressed: str | None = None
+    #: rule (c): the tensor the access needs at the threshold, ``{"tensor", "bytes", "at"}``, when known
+    memory: dict[str, Any] | None = None
+    #: how many widening points (unrolled copies, several sinks, several modules) fold into this finding
+    occurrences: int = 1
+    #: the IR files (one per module) this access was found in
+    modules: list[str] = field(default_factory=list)
+    #: the access the finding is about, as both IRs see it: the sink's statement, kind and tensor (twins)
+    access: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if not self.id:
             self.id = base_id(self)
+        if not self.modules:
+            self.modules = [self.ir_file]
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -155,3 +169,55 @@ def assign_ids(findings: Iterable[Finding]) -> None:
     for f in fs:
         if f.twin is not None:
             f.twin = renamed.get((_scope(f), f.twin), f.twin)
+
+
+# -- one finding per access statement, IR and check --
+
+
+def access_key(f: Finding) -> tuple[object, ...]:
+    """What makes two findings one: the kernel's Python name, the IR, the check and the access's Python
+    statement (without line info: the canonical expression), never the module or the widening point."""
+    where: tuple[object, ...] = (portable_path(f.file), f.line) if f.file else ("", canonical_expression(f.expression))
+    return (kernel_key(f.kernel), f.ir, f.check, *where)
+
+
+def _rank(f: Finding) -> tuple[int, int, int]:
+    """Which finding of a group speaks for it: a reported one, a must, one with a twin."""
+    return (f.rule_suppressed is not None, f.severity != "must", f.twin is None)
+
+
+def fold(findings: Iterable[Finding]) -> list[Finding]:
+    """Fold unrolled copies, several sinks of one statement and the same kernel in several modules into
+    one finding per :func:`access_key`, in first-seen order; ``occurrences`` sums, ``modules`` and
+    ``sinks`` are the union.  A PTX group is spoken for by the twin of its MLIR finding when it has
+    one, so twins stay paired within one module."""
+    groups: dict[tuple[object, ...], list[Finding]] = {}
+    for f in findings:
+        groups.setdefault(access_key(f), []).append(f)
+    reps: dict[tuple[object, ...], Finding] = {}
+    twins_wanted: set[tuple[str, str]] = set()
+    for key, group in groups.items():
+        if key[1] != "ptx":
+            rep = min(group, key=_rank)
+            reps[key] = rep
+            if rep.twin:
+                twins_wanted.add((_scope(rep), rep.twin))
+    for key, group in groups.items():
+        if key[1] == "ptx":
+            paired = [f for f in group if (_scope(f), f.id) in twins_wanted]
+            reps[key] = paired[0] if paired else min(group, key=_rank)
+    out, rep_of = [], {}
+    for key, group in groups.items():
+        rep = reps[key]
+        for f in group:
+            rep_of[(_scope(f), f.id)] = rep
+            if f is rep:
+                continue
+            rep.occurrences += f.occurrences
+            rep.modules += [m for m in f.modules if m not in rep.modules]
+            rep.sinks += [s for s in f.sinks if s not in rep.sinks]
+        out.append(rep)
+    for rep in out:  # a twin folded into another finding: the twin is that finding now
+        if rep.twin is not None and (_scope(rep), rep.twin) in rep_of:
+            rep.twin = rep_of[(_scope(rep), rep.twin)].id
+    return out

@@ -16,6 +16,9 @@ from irscan.analysis import dataflow
 from irscan.analysis.hostgrid import module_grids
 from irscan.analysis.ranges import Facts, Ranges
 from irscan.capturing.store import META_FILE, find_captures, load
+from irscan.checks.memory import DEFAULT_MAX_MEMORY
+from irscan.checks.reporting import finish
+from irscan.checks.twins import pair_twins
 from irscan.diff.accesses import records as access_records
 from irscan.findings import Finding, assign_ids
 from irscan.ir import IRKind, IRSyntaxError, Module
@@ -30,9 +33,12 @@ class ScanResult:
     errors: list[str] = field(default_factory=list)
     #: every global-memory access with its index width (irscan/diff/accesses.py), for ``irscan diff``
     accesses: list[dict[str, Any]] = field(default_factory=list)
+    #: findings the reporting rule leaves out, each with its reason (README "What is reported")
+    rule_suppressed: list[Finding] = field(default_factory=list)
 
     def extend(self, other: ScanResult) -> None:
         self.findings += other.findings
+        self.rule_suppressed += other.rule_suppressed
         self.kernels += other.kernels
         self.accesses += other.accesses
         for k, v in other.unseen.items():
@@ -158,7 +164,9 @@ def scan_together(files: list[Path], meta: dict[str, Any] | None, irs: tuple[str
     return res
 
 
-def scan_paths(paths: list[Path], irs: tuple[str, ...] = ("mlir", "ptx")) -> ScanResult:
+def scan_paths(
+    paths: list[Path], irs: tuple[str, ...] = ("mlir", "ptx"), max_memory: int = DEFAULT_MAX_MEMORY
+) -> ScanResult:
     """Files or capture folders (searched recursively for meta.json).  A path that cannot be scanned
     is reported as every bad input is, ``PATH:1:1: error: ...`` (exit 2), so that one pattern covers
     whatever a user or a script hands to ``irscan scan``."""
@@ -175,7 +183,13 @@ def scan_paths(paths: list[Path], irs: tuple[str, ...] = ("mlir", "ptx")) -> Sca
             res.extend(scan_file(p, meta))
         else:
             raise IRSyntaxError(str(p), 1, 1, "no such file or folder", ["a capture folder", "an IR file"])
-    assign_ids(res.findings)  # unique in the whole document
+    return _finish(res, max_memory)
+
+
+def _finish(res: ScanResult, max_memory: int) -> ScanResult:
+    """The reporting rule over the whole document: one finding per access, the suppressed ones apart."""
+    res.findings, res.rule_suppressed = finish(res.findings + res.rule_suppressed, max_memory)
+    assign_ids(res.findings + res.rule_suppressed)  # unique in the whole document
     return res
 
 
@@ -190,65 +204,6 @@ def scan_loose_files(folder: Path, irs: tuple[str, ...]) -> ScanResult:
     for parent in sorted({f.parent for f in files}):
         res.extend(scan_together([f for f in files if f.parent == parent], None, irs))
     return res
-
-
-# -- both IRs side by side: pair the MLIR and PTX findings of one access --
-# MLIR is what the DSL meant (an nsw overflow there is undefined behaviour); PTX is what runs (NVVM may
-# have zero-extended, so the hardware wraps at 2^32, not 2^31).
-
-
-def _key(f: Finding) -> tuple[str, object]:
-    if f.source_precision == "statement" and f.file:
-        return (f.kernel, (f.file, f.line))
-    return (f.kernel, f.expression)
-
-
-def _fate(f: Finding) -> str:
-    w = f.witness or {}
-    if w.get("extension") == "zero":
-        return "zero-extended, so the binary wraps at 2^32, modulo 4 GiB: a silent access inside or past the tensor"
-    return "sign-extended, so the binary wraps at 2^31 to an address up to 2 GiB before the base: usually a fault"
-
-
-def _thr(f: Finding) -> str:
-    return f" ({f.wraps_when['text']})" if f.wraps_when else ""
-
-
-def pair_twins(findings: list[Finding], scanned: set[tuple[str, str]]) -> None:
-    """Link twins in place (``twin`` ids) and add a note on each saying how the two IRs differ.
-
-    ``scanned``: (ir, kernel) pairs that were scanned; a missing twin is only worth a note when the
-    other IR of that kernel was scanned too.
-    """
-    ptx: dict[tuple[str, object], list[Finding]] = {}
-    for f in findings:
-        if f.ir == "ptx":
-            ptx.setdefault(_key(f), []).append(f)
-    kernels_with_ptx = {k for ir, k in scanned if ir == "ptx"}
-    kernels_with_mlir = {k for ir, k in scanned if ir == "mlir"}
-    for m in findings:
-        if m.ir != "mlir":
-            continue
-        cands = ptx.get(_key(m), [])
-        if not cands:
-            if m.kernel in kernels_with_ptx:
-                m.notes.append(
-                    "PTX: no finding: today's binary does not wrap here (NVVM widened the arithmetic, or its "
-                    "zero-extension keeps the value below 2^32); the MLIR is still undefined behaviour to rely on"
-                    if m.undefined_behaviour
-                    else "PTX: no finding: NVVM widened or removed this arithmetic in the binary"
-                )
-            continue
-        p = cands.pop(0)
-        m.twin, p.twin = p.id, m.id
-        mlir_side = "nsw overflow, undefined behaviour from 2^31" if m.undefined_behaviour else "wraps"
-        text = f"MLIR: {mlir_side}{_thr(m)}; PTX: {_fate(p)}{_thr(p)}"
-        m.notes.append(text)
-        p.notes.append(text)
-    for group in ptx.values():
-        for p in group:
-            if not p.twin and p.kernel in kernels_with_mlir:
-                p.notes.append("MLIR: no matching finding; the narrowing appears only after NVVM's optimisation")
 
 
 # -- the compile-time audit: capture and scan in one go --
@@ -268,7 +223,9 @@ def reaches(findings: list[Finding], fail_on: str) -> list[Finding]:
     return [f for f in findings if f.severity in FAIL_LEVELS[fail_on]]
 
 
-def scan_safely(folder: Path, strict: bool, irs: tuple[str, ...] = ("mlir", "ptx")) -> ScanResult:
+def scan_safely(
+    folder: Path, strict: bool, irs: tuple[str, ...] = ("mlir", "ptx"), max_memory: int = DEFAULT_MAX_MEMORY
+) -> ScanResult:
     """Scan each captured module on its own; irscan's failure on one becomes a note on the result and
     the others are still scanned, unless strict (the user's run is not ours to break)."""
     from irscan.capturing.store import find_captures, recorded_errors
@@ -282,8 +239,7 @@ def scan_safely(folder: Path, strict: bool, irs: tuple[str, ...] = ("mlir", "ptx
             if strict:
                 raise
             res.errors.append(f"irscan could not scan {capture}: {type(exc).__name__}: {exc}")
-    assign_ids(res.findings)  # unique in the whole document
-    return res
+    return _finish(res, max_memory)
 
 
 @dataclass

@@ -165,16 +165,20 @@ def test_ids_are_unique_in_a_document_and_twins_point_both_ways() -> None:
     assert twinned and all(by_id[f.twin].twin == f.id for f in twinned)
 
 
-def test_the_same_capture_twice_gets_numbered_ids_and_twins_stay_within_their_folder(tmp_path: Path) -> None:
+def test_the_same_capture_twice_folds_into_one_finding_per_access_and_twins_stay_within_a_folder(
+    tmp_path: Path,
+) -> None:
+    """Issue 8: the same kernel in several modules is one finding per access, IR and check, with both
+    modules listed; so no id repeats (no ``-2``) and a twin still names a finding of its own folder."""
     src = ROOT / "corpus" / "captures" / "elementwise_static_100k"
     for side in ("a", "b"):
         shutil.copytree(src, tmp_path / side)
     one = scan_paths([src]).findings
     two = scan_paths([tmp_path]).findings
-    assert len(two) == 2 * len(one)
-    base = {f.id for f in one}
-    assert {f.id for f in two} == base | {f"{i}-2" for i in base}
+    assert len(two) == len(one)
+    assert {f.id for f in two} == {f.id for f in one}
     for f in two:
+        assert len(f.modules) == 2 and f.occurrences == 2 * next(g.occurrences for g in one if g.id == f.id)
         twin = next(g for g in two if g.id == f.twin)
         assert Path(twin.ir_file).parent == Path(f.ir_file).parent
 

@@ -11,9 +11,11 @@ import linecache
 from typing import TYPE_CHECKING, Any
 
 from irscan.analysis.dataflow import Graph
-from irscan.analysis.intervals import Affine, Interval
 from irscan.analysis.ranges import Ranges
 from irscan.checks.base import Candidate, Check, Evidence, op_limit
+from irscan.checks.memory import root_tensor
+from irscan.checks.reporting import decide
+from irscan.checks.threshold import threshold
 from irscan.findings import Finding, Step
 from irscan.ir import MEMORY_KINDS, Kind, Op
 
@@ -21,51 +23,6 @@ if TYPE_CHECKING:
     from irscan.checks.runner import Context
 
 INPUT_KINDS = frozenset({Kind.SREG, Kind.ARG, Kind.EXTRACT, Kind.LOAD, Kind.CONST, Kind.TRUNC, Kind.PHI})
-
-
-def _free_factor(rg: Ranges, k: object) -> tuple[object, int] | None:
-    """For a product atom ``x * y`` with y bounded by the launch: (x, max y), so the threshold is on x.
-
-    ``stride * ctaid.x`` with ctaid.x <= 8191 wraps when ``stride >= ...``: the free input is what the
-    user controls, the launch-bounded one is taken at its largest (the manifest's rule, and the reader's).
-    """
-    atom = rg.atoms[k]
-    if atom.factors is None:
-        return None
-    a, b = atom.factors
-    for x, y in ((a, b), (b, a)):
-        if len(x.terms) == 1 and x.const == 0 and x.terms[0][1] > 0 and not rg.atoms[x.terms[0][0]].fixed:
-            iy = rg.interval(y)
-            if iy.lo >= 0 and iy.hi > 0 and all(rg.atoms[t].fixed for t, _ in y.terms):
-                return x.terms[0][0], x.terms[0][1] * iy.hi
-    return None
-
-
-def threshold(rg: Ranges, value: Affine, limit: Interval) -> dict[str, Any] | None:
-    """Smallest value of the dominant input at which ``value`` passes ``limit.hi``, others at their max."""
-    terms = [(k, c) for k, c in value.terms if c > 0]
-    if not terms:
-        return None
-    k, c = max(terms, key=lambda kc: kc[1] * max(rg.atoms[kc[0]].iv.hi, 1))
-    rest = rg.interval(Affine(tuple(t for t in value.terms if t[0] != k), value.const)).hi
-    free = _free_factor(rg, k)
-    if free is not None:
-        k, c = free[0], c * free[1]
-    atom = rg.atoms[k]
-    x = max((limit.hi - rest) // c + 1, atom.iv.lo)
-    exact = all(not rg.atoms[t].opaque for t, _ in value.terms)
-    return {
-        "input": atom.name,
-        "threshold": x,
-        "op": ">=",
-        "limit": limit.hi,
-        "signedness": "signed" if limit.lo < 0 else "unsigned",
-        "text": f"{atom.name} >= {x}",
-        "input_range": [atom.iv.lo, atom.iv.hi],
-        "input_fixed_by_launch": atom.fixed,
-        "exact": exact,
-        "_true": c * x + rest,
-    }
 
 
 def _wrap32(v: int, signed: bool) -> int:
@@ -166,13 +123,19 @@ def explain(gr: Graph, rg: Ranges, c: Candidate, check: Check, ctx: Context) -> 
         origin = {"file": ofile, "line": oline, "source": osrc}
 
     th = threshold(rg, c.value, c.limit)
-    wit = witness(th.pop("_true"), w.signed) if th else None
+    if "_true" in th:
+        wit: dict[str, Any] | None = witness(th.pop("_true"), w.signed)
+    elif c.must:  # no single input decides it, but the launch does: the value it reaches
+        at = rg.interval(c.value, least_harm=True)
+        wit = witness(at.hi if at.hi > c.limit.hi else at.lo, w.signed)
+    else:
+        wit = None
     ub = any(
         "nsw" in gr.op(d).flags and (rg.interval(rg.value(d)).hi > op_limit(gr.op(d), True).hi)
         for d in c.slice
         if gr.op(d).width == 32
     )
-    if th is not None:
+    if th:
         th["undefined_behaviour_from"] = "2^31 (nsw)" if ub else None
         th["wraps_at"] = "2^31" if w.signed else "2^32"
         from irscan.guarding.contract import safe_while  # the launch guard's contract, in the report too
@@ -187,7 +150,8 @@ def explain(gr: Graph, rg: Ranges, c: Candidate, check: Check, ctx: Context) -> 
     start = w.sink_from if w.sink_from is not None else w.node
     if start != w.node:
         chain.append(_step(gr, rg, start, "widening"))
-    for d in _path_to_sink(gr, start, c.sinks[0]):
+    path = _path_to_sink(gr, start, c.sinks[0])
+    for d in path:
         chain.append(_step(gr, rg, d, "address"))
     chain.append(_step(gr, rg, c.sinks[0], "access"))
 
@@ -196,12 +160,11 @@ def explain(gr: Graph, rg: Ranges, c: Candidate, check: Check, ctx: Context) -> 
     sinks = [_sink_info(gr, s) for s in c.sinks]
     space = sinks[0]["space"] or "memory"
     lim = "2^31 - 1" if c.limit.lo < 0 else "2^32 - 1"
-    ev = Evidence(expr, (culprit or wop).text, w.signed, th["input"] if th else None)
+    ev = Evidence(expr, (culprit or wop).text, w.signed, th["input"])
     msg = check.headline(ev)
     if c.must:
         msg += f"; at this launch it reaches {full.hi:,} (> {lim})"
-    if th:
-        msg += f", wrapping when {th['text']}"
+    msg += f", wrapping when {th['text']}" if th["input"] else f" ({th['text']})"
     msg += f"{',' if c.must else ';'} and feeds the address of a {space} {sinks[0]['kind']}"
     if ub:
         msg += "; the i32 op carries nsw, so the overflow is undefined behaviour, not merely a wrap"
@@ -227,18 +190,38 @@ def explain(gr: Graph, rg: Ranges, c: Candidate, check: Check, ctx: Context) -> 
         ir_line=where.line,
         expression=expr,
         origin=origin,
+        access=_access(gr, rg, c.sinks),
+        **decide(gr, rg, c, th, path),
     )
+
+
+def _access(gr: Graph, rg: Ranges, sinks: list[int]) -> dict[str, Any]:
+    """The access as both IRs see it (twins are paired by it): each sink's Python statement and kind,
+    and the tensor its address starts from."""
+    out = []
+    for s in sinks:
+        op = gr.op(s)
+        loc = [op.loc.file, op.loc.line] if op.loc is not None else None
+        out.append({"statement": loc, "kind": op.kind.value, "tensor": root_tensor(gr, rg, s)})
+    return {"sinks": out}
 
 
 def _statement_op(gr: Graph, c: Candidate, culprit: Op | None) -> Op | None:
     """The op whose location best names the Python statement of the access: the widening op (where
     the index enters the address: CSE can leave a shared index computation with another access's
     location), then the way to the access, then the culprit.  Locations that only name the enclosing
-    ``@cute.jit`` (the DSL labels those ``"<module>"``, e.g. an ``Int32(...)`` conversion) come last."""
+    ``@cute.jit`` (the DSL labels those ``"<module>"``, e.g. an ``Int32(...)`` conversion; PTX line info
+    points such ops at the decorator or the ``def``) come last."""
     order = [gr.op(n) for n in (c.widening.node, *_path_to_sink(gr, c.widening.node, c.sinks[0]), c.sinks[0])]
     if culprit is not None and culprit.kind not in (Kind.ARG, Kind.SREG, Kind.LOAD):
         order.append(culprit)
     for op in order:
-        if op.loc is not None and op.loc.name != "<module>":
+        if op.loc is not None and op.loc.name != "<module>" and not _names_a_definition(op):
             return op
     return next((op for op in order if op.loc is not None), None)
+
+
+def _names_a_definition(op: Op) -> bool:
+    """The location is a decorator or ``def`` line (an inlined helper's own location), not a statement."""
+    assert op.loc is not None
+    return _line_text(op.loc.file, op.loc.line).startswith(("@", "def ", "async def "))

@@ -10,7 +10,7 @@ from irscan.analysis.ranges import Ranges
 from irscan.checks.base import evaluate, widening_points
 from irscan.checks.explain import explain
 from irscan.checks.registry import CHECKS
-from irscan.findings import Finding
+from irscan.findings import Finding, fold
 
 
 @dataclass
@@ -34,14 +34,6 @@ def run(gr: Graph, rg: Ranges, ctx: Context) -> list[Finding]:
 
 
 def _merge_same_access(fs: list[Finding]) -> list[Finding]:
-    """One finding per wrapping value and statement: ``dst[i] = src[i]`` is one bug, not two."""
-    by: dict[tuple[str, str, str], Finding] = {}
-    for f in fs:
-        k = (f.check, f.expression, f"{f.file}:{f.line}" if f.file else str(f.ir_line))
-        if k in by:
-            for s in f.sinks:
-                if s not in by[k].sinks:
-                    by[k].sinks.append(s)
-        else:
-            by[k] = f
-    return sorted(by.values(), key=lambda f: (f.ir_line, f.check))
+    """One finding per access statement and check: ``dst[i] = src[i]`` is one bug, not two, and the
+    64 unrolled copies of one store are one finding with ``occurrences`` 64 (findings.fold)."""
+    return sorted(fold(fs), key=lambda f: (f.ir_line, f.check))

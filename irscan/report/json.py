@@ -16,9 +16,12 @@ SCHEMA_VERSION = 1
 
 def document(findings: list[Finding], kernels: list[dict[str, Any]], unseen: dict[str, int],
              environment: dict[str, Any] | None = None, errors: list[str] | None = None,
-             accesses: list[dict[str, Any]] | None = None) -> dict[str, Any]:  # fmt: skip
+             accesses: list[dict[str, Any]] | None = None,
+             rule_suppressed: list[Finding] | None = None) -> dict[str, Any]:  # fmt: skip
     """``accesses``: every global-memory access with its index width (irscan/diff/accesses.py), what
-    ``irscan diff`` reads to report narrowed address arithmetic from a saved report."""
+    ``irscan diff`` reads to report narrowed address arithmetic from a saved report.  ``rule_suppressed``:
+    the findings the reporting rule leaves out, each with its reason in its ``rule_suppressed`` field
+    (README "What is reported"); always listed, whether or not ``--all`` prints them as text."""
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "irscan", "version": __version__},
@@ -28,8 +31,10 @@ def document(findings: list[Finding], kernels: list[dict[str, Any]], unseen: dic
             "must": sum(f.severity == "must" for f in findings),
             "may": sum(f.severity == "may" for f in findings),
             "kernels_scanned": len(kernels),
+            "rule_suppressed": len(rule_suppressed or []),
         },
         "findings": [f.to_json() for f in findings],
+        "rule_suppressed": [f.to_json() for f in rule_suppressed or []],
         "kernels": kernels,
         "unseen_ops": unseen,
         "errors": errors or [],

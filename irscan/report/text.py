@@ -25,7 +25,10 @@ def _num(v: int) -> str:
 
 
 def render_finding(f: Finding) -> str:
-    lines = [f"{_where(f)}: {LABEL.get(f.severity, f.severity)}[{f.severity}]: {f.check} in {f.kernel} ({f.ir})"]
+    label = f"suppressed[{f.severity}]" if f.rule_suppressed else f"{LABEL.get(f.severity, f.severity)}[{f.severity}]"
+    lines = [f"{_where(f)}: {label}: {f.check} in {f.kernel} ({f.ir})"]
+    if f.rule_suppressed:
+        lines.append(f"  suppressed: {f.rule_suppressed}")
     if f.source:
         lines.append(f"    {f.source}")
     if f.source_precision == "kernel":
@@ -64,19 +67,31 @@ def render_finding(f: Finding) -> str:
         lines.append(f"  note: {n}")
     if f.twin:
         lines.append(f"  same access in the other IR: finding {f.twin}")
+    if f.occurrences > 1 or len(f.modules) > 1:
+        lines.append(f"  folded: {f.occurrences} widening point(s) of this statement in {len(f.modules)} module(s)")
+    if f.facts:
+        lines.append("  rests on: " + "; ".join(f.facts))
     lines.append(f"  fix: {f.fix}")
     return "\n".join(lines)
 
 
-def render(findings: Iterable[Finding], kernels: list[dict[str, object]], unseen: dict[str, int]) -> str:
-    fs = list(findings)
+def render(findings: Iterable[Finding], kernels: list[dict[str, object]], unseen: dict[str, int],
+           suppressed: Iterable[Finding] = (), show_all: bool = False) -> str:  # fmt: skip
+    """The findings, then (``show_all``: ``--all``) the suppressed ones with their reasons, then the
+    summary, which always counts the suppressed ones: nothing is left out silently."""
+    fs, sup = list(findings), list(suppressed)
     out = [render_finding(f) + "\n" for f in fs]
+    if show_all:
+        out += [render_finding(f) + "\n" for f in sup]
     must = sum(f.severity == "must" for f in fs)
     irs = sorted({str(k["ir"]) for k in kernels})
     out.append(
         f"irscan: {len(fs)} finding(s) ({must} must, {len(fs) - must} may) in {len(kernels)} kernel scan(s) "
         f"[{', '.join(irs) or 'no IR'}]"
     )
+    if sup:
+        how = "shown above with the reason" if show_all else "--all shows them with the reason"
+        out.append(f"irscan: {len(sup)} more suppressed by the reporting rule ({how}; README 'What is reported')")
     if unseen:
         top = ", ".join(f"{k} x{v}" for k, v in sorted(unseen.items(), key=lambda kv: -kv[1])[:8])
         out.append(f"irscan: ops the analysis could not see into (treated as unknown inputs): {top}")

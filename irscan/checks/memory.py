@@ -1,0 +1,224 @@
+"""Rule (c) of the reporting rule (README, "What is reported"): a wrap no GPU's memory can reach.
+
+A wrap matters only if an input that exists reaches it.  Every input a kernel addresses memory with
+is bounded by the memory it addresses: an access is inside its tensor in a correct program, and a
+tensor's extent is its elements.  So at the threshold some tensor needs a size; when that size is
+above ``--max-memory`` (default :data:`DEFAULT_MAX_MEMORY`) the wrap is unreachable and the finding
+is suppressed, with the tensor and the size in its reason.  Two facts give such a size:
+
+- *the access itself*: at the wrap the widened value passes 2^31 (or 2^32); on its way to the address
+  it is only added to, moved and scaled (by constants, a GEP's element size, the other factor of a
+  ``mul.wide``), so the access is at least value x scale bytes into the tensor it addresses;
+- *the threshold's input is a tensor extent* (``argK.shape[m]``): at the threshold tensor K holds at
+  least that many times its other static extents (dynamic ones taken at 1) elements.
+
+A mode whose stride is a static 0 (a broadcast) takes no memory and is not counted; a dynamic stride is
+taken as non-zero.  Sizes are what the capture's meta.json records (``args[k].modes``, ``dtype``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from irscan.analysis.dataflow import Graph
+from irscan.analysis.ranges import Ranges
+from irscan.ir import Kind
+
+#: The largest memory of a single GPU shipping today: NVIDIA B300 (Blackwell Ultra), 288 GB of HBM3e,
+#: taken as 288 GiB so that a rounding of the vendor's GB never suppresses a reachable wrap.
+DEFAULT_GPU = "NVIDIA B300, 288 GB HBM3e"
+DEFAULT_MAX_MEMORY = 288 * 2**30
+
+#: how far from the widening point the way to the access is followed
+_PATH_LIMIT = 64
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(|b|kb|mb|gb|tb|kib|mib|gib|tib)\s*$", re.I)
+_UNIT = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+         "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}  # fmt: skip
+_SHAPE = re.compile(r"^arg(\d+)\.shape\[(\d+)\]$")
+_BITS = re.compile(r"(\d+)")
+
+
+def parse_size(text: str) -> int:
+    """``141GB``, ``288GiB``, ``1.5TB`` or a number of bytes; ValueError names what is accepted."""
+    m = _SIZE.match(text)
+    if not m:
+        raise ValueError(f"not a memory size: {text!r} (e.g. 141GB, 288GiB, 1.5TB or a number of bytes)")
+    return int(float(m.group(1)) * _UNIT[m.group(2).lower()])
+
+
+def human(n: int) -> str:
+    """Bytes the way a GPU's memory is quoted: ``549.8 GB``."""
+    for unit, size in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
+
+
+@dataclass(frozen=True)
+class Need:
+    """At the threshold, tensor ``tensor`` (``argK``) needs at least ``bytes``; ``why`` says which fact."""
+
+    tensor: str
+    bytes: int
+    why: str
+
+    def as_json(self, at: str) -> dict[str, Any]:
+        return {"tensor": self.tensor, "bytes": self.bytes, "at": at, "why": self.why}
+
+
+def element_bits(meta_arg: dict[str, Any] | None) -> int | None:
+    """Bits of one element of a tensor argument (``bf16`` -> 16, ``f8E4M3FN`` -> 8), None if unknown."""
+    dtype = str((meta_arg or {}).get("dtype") or "")
+    m = _BITS.search(dtype)
+    return int(m.group(1)) if m else None
+
+
+def extent_need(rg: Ranges, input_name: str, at: int) -> Need | None:
+    """The input is tensor K's extent of mode m: K's size with that extent at ``at``."""
+    m = _SHAPE.match(input_name)
+    if not m or at <= 0:
+        return None
+    k, mode = int(m.group(1)), int(m.group(2))
+    meta = rg.meta_args[k] if k < len(rg.meta_args) else None
+    bits = element_bits(meta)
+    modes = (meta or {}).get("modes")
+    if bits is None or not isinstance(modes, list) or mode >= len(modes):
+        return None
+    elements = 1
+    for i, md in enumerate(modes):
+        shape, stride = (md.get(p) or {} for p in ("shape", "stride"))
+        if stride.get("kind") == "static" and stride.get("value") == 0:
+            continue  # a broadcast mode holds no memory
+        if i == mode:
+            elements *= at
+        elif shape.get("kind") == "static" and isinstance(shape.get("value"), int):
+            elements *= max(int(shape["value"]), 1)
+    return Need(f"arg{k}", elements * bits // 8, f"{input_name} is an extent of arg{k} ({meta.get('layout', '?')})")  # type: ignore[union-attr]
+
+
+def access_need(gr: Graph, rg: Ranges, start: int, path: list[int], sink: int, wrap_value: int) -> Need | None:
+    """The access is at least ``wrap_value`` x the scale of the way from ``start`` to ``sink`` into the
+    tensor at the root of its address; None where the way does more than add, move and scale."""
+    scale = _start_scale(gr, start)
+    if scale is None:
+        return None
+    prev = start
+    for n in [*path[:_PATH_LIMIT], sink]:
+        op = gr.op(n)
+        slots = [s for s in range(len(op.operands)) if prev in gr.defs(n, s)]
+        if not slots:
+            return None
+        if op.kind in (Kind.LOAD, Kind.STORE, Kind.ATOMIC, Kind.MEMOP):
+            if op.addr not in slots:
+                return None
+            break
+        factor = _factor(gr, n, slots[0])
+        if factor is None:
+            return None
+        scale *= factor
+        prev = n
+    tensor = root_tensor(gr, rg, sink)
+    if tensor is None or scale <= 0:
+        return None
+    return Need(tensor, wrap_value * scale, f"the access is {scale} byte(s) per unit of the wrapping value")
+
+
+def _start_scale(gr: Graph, start: int) -> int | None:
+    """The widening op's own scale: 1 for an extension, the constant factor of ``mul.wide``, and a
+    GEP's element size when the widening point is a GEP index (the index enters in elements)."""
+    op = gr.op(start)
+    if op.kind in (Kind.MULWIDE, Kind.MADWIDE):
+        consts = [c for c in (_const(gr, start, 0), _const(gr, start, 1)) if c is not None]
+        return abs(consts[0]) if consts else None
+    if op.kind is Kind.GEP:
+        return _gep_size(gr, start)
+    return 1
+
+
+def _factor(gr: Graph, n: int, slot: int) -> int | None:
+    op = gr.op(n)
+    k = op.kind
+    if k in (Kind.ADD, Kind.OR, Kind.MOV, Kind.CAST, Kind.SEXT, Kind.ZEXT, Kind.PHI):
+        return 1
+    if k is Kind.SELECT:
+        return 1 if slot in (1, 2) else None
+    if k is Kind.SUB:
+        return 1 if slot == 0 else None
+    if k is Kind.GEP:
+        return 1 if slot == 0 else _gep_size(gr, n)
+    if k is Kind.SHL and slot == 0:
+        s = _const(gr, n, 1)
+        return 1 << s if s is not None and 0 <= s < 63 else None
+    if k in (Kind.MUL, Kind.MULWIDE, Kind.MAD, Kind.MADWIDE):
+        if slot == 2:
+            return 1  # the addend of a mad
+        c = _const(gr, n, 1 - slot) if slot in (0, 1) else None
+        return abs(c) if c else None
+    return None
+
+
+def _gep_size(gr: Graph, n: int) -> int | None:
+    op = gr.op(n)
+    size = op.attrs.get("elem_size")
+    dyn = [i for i in op.attrs.get("indices", ()) if isinstance(i, tuple)]
+    return int(size) if isinstance(size, int) and size > 0 and len(dyn) == 1 else None
+
+
+def _const(gr: Graph, n: int, slot: int) -> int | None:
+    op = gr.op(n)
+    if slot >= len(op.operands):
+        return None
+    raw = op.operands[slot]
+    if isinstance(raw, int):
+        return raw
+    ds = gr.defs(n, slot)
+    if len(ds) == 1 and gr.op(ds[0]).kind is Kind.CONST:
+        v = gr.op(ds[0]).attrs.get("value")
+        return v if isinstance(v, int) else None
+    return None
+
+
+def root_tensor(gr: Graph, rg: Ranges, sink: int) -> str | None:
+    """``argK`` whose pointer field the address starts from (following bases, not indices)."""
+    op = gr.op(sink)
+    n, slot = sink, op.addr if op.addr is not None else 0
+    for _ in range(_PATH_LIMIT):
+        defs = gr.defs(n, slot)
+        if len(defs) != 1:
+            return None
+        d = defs[0]
+        dop = gr.op(d)
+        if dop.kind in (Kind.ARG, Kind.EXTRACT):
+            v = rg.value(d)
+            name = rg.atoms[v.terms[0][0]].name if len(v.terms) == 1 else ""
+            m = re.match(r"^(arg\d+)\.ptr$", name)
+            return m.group(1) if m else None
+        if dop.kind in (Kind.GEP, Kind.CAST, Kind.MOV):
+            n, slot = d, 0
+        elif dop.kind is Kind.ADD:  # PTX: base + offset; the base is the operand with a pointer root
+            for s in (0, 1):
+                if _pointer_root(gr, d, s):
+                    n, slot = d, s
+                    break
+            else:
+                return None
+        else:
+            return None
+    return None
+
+
+def _pointer_root(gr: Graph, n: int, slot: int) -> bool:
+    """The operand comes from a parameter read or a cast (cvta) without arithmetic in between."""
+    for _ in range(_PATH_LIMIT):
+        defs = gr.defs(n, slot)
+        if len(defs) != 1:
+            return False
+        dop = gr.op(defs[0])
+        if dop.kind in (Kind.ARG, Kind.EXTRACT):
+            return True
+        if dop.kind not in (Kind.CAST, Kind.MOV, Kind.ADD, Kind.GEP):
+            return False
+        n, slot = defs[0], 0
+    return False

@@ -1,0 +1,191 @@
+"""The reporting rule (README, "What is reported"): a wrap is reported when a user can reach it with
+inputs that exist, and every finding says which facts its verdict rests on.
+
+(a) A coordinate bounded by an i32 extent plus less than one tile (``value <= E + c``, c < 2^16) wraps
+    only when that extent is itself within a tile of the i32 limit: not a finding.
+(b) A coordinate loaded from memory that indexes a tensor mode is below that mode's extent: the
+    tensor then holds at least the coordinate's value along that mode (rule (c) weighs its size).
+(c) Memory feasibility (checks/memory.py): a threshold at which every tensor the access needs exceeds
+    ``--max-memory`` is unreachable.
+
+(a) and (b) need relations between values and extents, which the range analysis states as *bounds*:
+``Ranges.bounds(value)`` (when it has them) returns objects shaped like :class:`Bound`.  Read through
+``getattr``: an analysis without bounds leaves (a) and (b) undecided, and the facts say so.
+
+Suppressed findings are kept, with the reason, in the document's ``rule_suppressed`` list (``--all``
+shows them): nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+from irscan.analysis.dataflow import Graph
+from irscan.analysis.intervals import Affine
+from irscan.analysis.ranges import Ranges
+from irscan.checks import memory
+from irscan.checks.base import Candidate
+from irscan.findings import Finding, fold
+
+#: rule (a): how far below the i32 limit an extent's bound may reach and still be "one tile"
+TILE = 1 << 16
+I32_EXTENT_MAX = (1 << 31) - 1
+
+
+class Bound(Protocol):
+    """``value <= Σ coef·extent + const``, as the range analysis states it (``Ranges.bounds``).
+
+    ``terms``: (extent name, coef), the extents inputs the user knows (``arg2.shape[0]``, ``arg5``,
+    ``nctaid.x`` as the host computes it); ``i32``: every extent is an i32 value (at most 2^31 - 1);
+    ``fact``: the fact in words (``grid from host: nctaid.x = ceil(arg2.shape[0] / 4)``, ``guard: row <
+    arg5 dominates``); ``tensor``/``modes``: rule (b), the value is a coordinate of tensor ``argK``
+    along these modes (so below the product of their extents), None/() otherwise."""
+
+    terms: Sequence[tuple[str, int]]
+    const: int
+    i32: bool
+    fact: str
+    tensor: int | None
+    modes: Sequence[int]
+
+
+def bounds_of(rg: Ranges, value: Affine) -> list[Any] | None:
+    """The analysis's bounds on ``value``; None when the analysis states none (an older floor)."""
+    fn = getattr(rg, "bounds", None)
+    if not callable(fn):
+        return None
+    try:
+        return list(fn(value) or [])
+    except Exception:  # noqa: BLE001 (a bound we cannot read must not lose the finding)
+        return []
+
+
+def bound_text(b: Any) -> str:
+    """``value <= 128*arg0.shape[0] + 16383 (grid from host: ...)``."""
+    parts = [n if c == 1 else f"{c}*{n}" for n, c in getattr(b, "terms", ())]
+    const = int(getattr(b, "const", 0))
+    rhs = " + ".join([*parts, *([f"{const:,}"] if const or not parts else [])]).replace("+ -", "- ")
+    return f"value <= {rhs} ({getattr(b, 'fact', '')})"
+
+
+def extent_threshold(b: Any, limit_hi: int) -> tuple[str, int] | None:
+    """For a bound on one extent (``c*E + k``): the smallest E at which the bound reaches the wrap."""
+    terms = [(str(n), int(c)) for n, c in getattr(b, "terms", ()) if int(c) > 0]
+    if len(terms) != 1:
+        return None
+    name, c = terms[0]
+    return name, -(-(limit_hi + 1 - int(getattr(b, "const", 0))) // c)
+
+
+def rule_a(b: Any, limit_hi: int) -> str | None:
+    """The reason rule (a) suppresses under bound ``b``, or None when ``b`` leaves the wrap open."""
+    terms = [(str(n), int(c)) for n, c in getattr(b, "terms", ()) if int(c) > 0]
+    const = int(getattr(b, "const", 0))
+    if not getattr(b, "i32", False) or not terms:
+        return None
+    top = sum(c * I32_EXTENT_MAX for _, c in terms) + const
+    if top <= limit_hi:
+        return f"(a) it never wraps: {bound_text(b)}, at most {top:,} with every i32 extent at 2^31 - 1"
+    if len(terms) == 1 and terms[0][1] == 1 and 0 <= const < TILE:
+        return (f"(a) a coordinate bounded by an i32 extent: {bound_text(b)}, so it wraps only when "
+                f"{terms[0][0]} >= {limit_hi - const + 1:,}, within one tile of the i32 limit")  # fmt: skip
+    return None
+
+
+def rule_b_need(rg: Ranges, b: Any, wrap_value: int) -> memory.Need | None:
+    """Rule (b): a coordinate of tensor K along ``modes`` at ``wrap_value``: K's size there."""
+    k = getattr(b, "tensor", None)
+    if not isinstance(k, int):
+        return None
+    meta = rg.meta_args[k] if k < len(rg.meta_args) else None
+    bits = memory.element_bits(meta)
+    modes = (meta or {}).get("modes") or []
+    if bits is None:
+        return None
+    along = set(getattr(b, "modes", ()))
+    elements = wrap_value
+    for i, md in enumerate(modes):
+        shape = md.get("shape") or {}
+        if i not in along and shape.get("kind") == "static" and isinstance(shape.get("value"), int):
+            elements *= max(int(shape["value"]), 1)
+    return memory.Need(f"arg{k}", elements * bits // 8, f"(b) {getattr(b, 'fact', '')}")
+
+
+def decide(gr: Graph, rg: Ranges, c: Candidate, th: dict[str, Any], path: list[int]) -> dict[str, Any]:
+    """The facts a candidate's verdict rests on, the reason rule (a) suppresses it (or None), and the
+    largest tensor size rule (c) knows it needs: ``{"facts", "rule_suppressed", "memory"}``."""
+    facts = _input_facts(rg, c)
+    wrap_value = c.limit.hi + 1
+    needs: list[memory.Need] = []
+    suppressed = None
+    bounds = bounds_of(rg, c.value)
+    if bounds is None:
+        facts.append("(a)/(b) undecided: the range analysis states no bound relating the value to an extent")
+    for b in bounds or []:
+        why = rule_a(b, c.limit.hi)
+        if why is not None and suppressed is None:
+            suppressed = why
+        need = rule_b_need(rg, b, wrap_value)
+        if need is not None:
+            needs.append(need)
+        if why is not None:
+            continue
+        on_extent = extent_threshold(b, c.limit.hi)
+        if on_extent is None:
+            facts.append(f"{bound_text(b)}: does not keep it below {wrap_value:,}")
+            continue
+        name, at = on_extent
+        facts.append(f"{bound_text(b)}: it wraps only when {name} >= {at:,}")
+        need = memory.extent_need(rg, name, at)
+        if need is not None:
+            needs.append(need)
+    start = c.widening.sink_from if c.widening.sink_from is not None else c.widening.node
+    for sink in c.sinks[:1]:
+        need = memory.access_need(gr, rg, start, path, sink, wrap_value)
+        if need is not None:
+            needs.append(need)
+    if th.get("input") and th.get("threshold") is not None:
+        need = memory.extent_need(rg, str(th["input"]), int(th["threshold"]))
+        if need is not None:
+            needs.append(need)
+    at = th["text"] if th.get("input") else f"the wrap ({'2^31' if c.limit.lo < 0 else '2^32'})"
+    best = max(needs, key=lambda n: n.bytes, default=None)
+    if best is None:
+        facts.append("(c) no tensor size at the threshold is known: memory does not bound it")
+    return {"facts": facts, "rule_suppressed": suppressed, "memory": best.as_json(at) if best else None}
+
+
+def _input_facts(rg: Ranges, c: Candidate) -> list[str]:
+    out = []
+    if c.must:
+        out.append("the launch the IR fixes already leaves the range")
+    for k, _ in c.value.terms[:6]:
+        a = rg.atoms[k]
+        how = "fixed by the launch" if a.fixed else "left open by the IR"
+        out.append(f"{a.name} in [{a.iv.lo:,}, {a.iv.hi:,}] ({how})")
+    return out
+
+
+def apply_memory(f: Finding, max_memory: int) -> None:
+    """Rule (c) against ``max_memory``: suppress, or say the tensor fits (a fact either way)."""
+    m = f.memory
+    if not m or f.rule_suppressed or any(x.startswith("(c) at ") for x in f.facts):
+        return
+    size, cap = memory.human(int(m["bytes"])), memory.human(max_memory)
+    if int(m["bytes"]) > max_memory:
+        f.rule_suppressed = f"(c) unreachable within GPU memory: needs {m['tensor']} >= {size} at {m['at']} (> {cap})"
+    else:
+        f.facts.append(f"(c) at {m['at']} {m['tensor']} needs {size}: fits in {cap} ({m['why']})")
+
+
+def finish(
+    findings: Iterable[Finding], max_memory: int = memory.DEFAULT_MAX_MEMORY
+) -> tuple[list[Finding], list[Finding]]:
+    """The rule applied to a whole scan: (reported, suppressed), one finding per access statement,
+    IR and check (findings.fold)."""
+    fs = list(findings)
+    for f in fs:
+        apply_memory(f, max_memory)
+    folded = fold(fs)
+    return [f for f in folded if not f.rule_suppressed], [f for f in folded if f.rule_suppressed]
