@@ -1,8 +1,9 @@
 """What each CuTe DSL release offers the capture hook, found out from the release itself.
 
-Measured (tests/test_dsl_matrix.py, no GPU): 4.6 and later accept ``cute-to-nvvm{llvm-only=true}``,
-which stops right before ``cuda-to-binary``; the hook runs the pipeline in two halves and captures the
-LLVM-dialect MLIR, the PTX and the cubin.  4.3 to 4.5 reject that option (``ValueError: failed to add
+Measured (tests/test_dsl_matrix.py, no GPU): 4.6 and later, and the ``[cu13]`` wheels of 4.5, accept
+``cute-to-nvvm{llvm-only=true}``, which stops right before ``cuda-to-binary``; the hook runs the
+pipeline in two halves and captures the LLVM-dialect MLIR, the PTX and the cubin.  The base wheels
+of 4.3 to 4.5 (and 4.4.2 ``[cu13]``) reject that option (``ValueError: failed to add
 cute-to-nvvm with options llvm-only=true``, which the DSL re-raises as an internal compiler error,
 killing the user's program if the hook passed it on), but their ``cute-to-nvvm`` takes the
 ``dump-ptx-path``/``dump-cubin-path`` options of its ``cuda-to-binary``: the hook runs the pipeline
