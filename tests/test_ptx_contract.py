@@ -149,6 +149,14 @@ def test_spaces_inside_a_parameter_dimension() -> None:
     assert_at(text, 6, len("\t.param .align 8 .b8 k_param_0[") + 65_000 + 1, "'x'")
 
 
+def test_spaces_in_a_function_header() -> None:
+    """``.entry k      x``: the header's pattern once had three ``\\s*`` in a row (64 KB: 13 s)."""
+    text = HEAD.replace(".entry k(", ".entry k" + " " * 65_000 + "x(") + TAIL
+    assert_at(text, 5, len(".visible .entry k") + 65_000 + 1, "'x'")
+    ok = HEAD.replace("\n)\n", "\n)" + " " * 65_000 + ".maxntid 128" + " " * 65_000 + "\n") + TAIL
+    assert ptx.parse_module(ok, "ok.ptx").functions[0].attrs["maxntid"] == (128, 1, 1)
+
+
 @pytest.mark.parametrize(
     "junk,col,message",
     [

@@ -92,10 +92,12 @@ for _d in (".reg", ".param", ".local", ".shared", ".global", ".const", ".visible
 _PARAM_RE = re.compile(
     rf"\s*(\.param|\.reg)((?:\s+{DOTWORD_P}(?:\s+\d+)?)*)\s+({NAME_P})((?:\s*\[\s*(?:\d+\s*)?\])*)\s*$"
 )
-_PARAM_DIM = re.compile(r"\[\s*(\d+)?\s*\]")
+_PARAM_DIM = re.compile(r"\[\s*(?:(\d+)\s*)?\]")
+#: matched against the stripped header text, so it ends with no white space to match (a trailing
+#: ``\s*`` after ``\s*``-led perf directives cost the square of a run of spaces: 64 KB took 13 s)
 _HEADER_RE = re.compile(
     r"((?:\.(?:visible|extern|weak|common)\s+)*)(\.entry|\.func)\s*(?:\(([^()]*)\)\s*)?([A-Za-z_$][\w$]*)"
-    r"\s*(?:\(([^()]*)\))?((?:\s*\.\w+(?:\s+\d+(?:\s*,\s*\d+)*)?)*)\s*$"
+    r"(?:\s*\(([^()]*)\))?((?:\s*\.\w+(?:\s+\d+(?:\s*,\s*\d+)*)?)*)$"
 )
 _PERF_RE = re.compile(r"(\.\w+)(?:\s+(\d+(?:\s*,\s*\d+)*))?")
 
