@@ -128,7 +128,9 @@ def test_long_digit_run_in_an_operand_name() -> None:
     """``%r1111...1_`` (once quadratic in the lowering's trailing-number regex, and int() past 4,300
     digits): a valid name, neither a register of ``%r<8>`` nor an error."""
     name = "%r" + "1" * 60_000
-    mod = ptx.parse_module(kernel(f"\tmov.u32 %r1, {name}_;\n\tmov.u32 %r2, {name};\n"), "digits.ptx")
+    text = kernel(f"\tmov.u32 %r1, {name}_;\n\tmov.u32 %r2, {name};\n")
+    assert ptx.parse_ast(text, "digits.ptx") == ptx.parse_tree(text, "digits.ptx")
+    mod = ptx.parse_module(text, "digits.ptx")
     a, b = mod.functions[0].ops()[:2]
     assert a.operands == (name + "_",) and a.attrs.get("symbol") is True
     assert b.operands == (name,) and b.attrs.get("symbol") is True  # %r<8> declares %r0 .. %r7 only
