@@ -135,9 +135,9 @@ def decide(gr: Graph, rg: Ranges, c: Candidate, th: dict[str, Any], path: list[i
         if on_extent is None:
             facts.append(f"{bound_text(b)}: does not keep it below {wrap_value:,}")
             continue
-        name, at = on_extent
-        facts.append(f"{bound_text(b)}: it wraps only when {name} >= {at:,}")
-        need = memory.extent_need(rg, name, at)
+        name, extent_at = on_extent
+        facts.append(f"{bound_text(b)}: it wraps only when {name} >= {extent_at:,}")
+        need = memory.extent_need(rg, name, extent_at)
         if need is not None:
             needs.append(need)
     start = c.widening.sink_from if c.widening.sink_from is not None else c.widening.node

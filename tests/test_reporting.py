@@ -1,0 +1,230 @@
+"""The reporting rule (README, "What is reported"): (a) against the analysis's bounds, (c) memory
+feasibility, facts on every finding, nothing dropped silently; one finding per access statement, IR and
+check; thresholds that name an input or say why none does; twins paired by the access."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from irbuild import FnBuilder
+
+from irscan import checks
+from irscan.analysis import dataflow
+from irscan.analysis.ranges import Facts, Ranges
+from irscan.analysis.reaching import reaching_definitions
+from irscan.checks import memory
+from irscan.checks.reporting import finish
+from irscan.checks.threshold import named
+from irscan.checks.twins import pair_twins
+from irscan.findings import Finding, access_key, fold
+from irscan.ir import Kind
+from irscan.pipeline import scan_paths
+
+ROOT = Path(__file__).resolve().parents[1]
+TENSOR = "!llvm.struct<(ptr<1>, struct<(struct<()>, struct<()>)>)>"
+#: a bf16 tensor (?, 4096):(4096, 1) as meta.json records it
+ROWS = {"dtype": "bf16", "layout": "(?{i64},4096):(4096,1)", "modes": [
+    {"shape": {"kind": "dynamic", "width": 64}, "stride": {"kind": "static", "value": 4096}},
+    {"shape": {"kind": "static", "value": 4096}, "stride": {"kind": "static", "value": 1}},
+]}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class StubBound:
+    """What ``Ranges.bounds`` returns (checks/reporting.py ``Bound``), built by hand."""
+
+    terms: tuple[tuple[str, int], ...]
+    const: int
+    fact: str
+    i32: bool = True
+    tensor: int | None = None
+    modes: tuple[int, ...] = ()
+
+
+def _row_kernel(row_stride: int = 4096) -> tuple[dataflow.Graph, Ranges]:
+    """``y[64*ctaid.x + tid.x, :]``: an i32 row, sign-extended, times a 64-bit row stride, bf16."""
+    b = FnBuilder(exact_block_dim=(64, 1, 1))
+    a = b.param("%arg0", TENSOR)
+    tid = b.op(Kind.SREG, attrs={"sreg": "tid.x", "range": (0, 1023)})
+    bid = b.op(Kind.SREG, attrs={"sreg": "ctaid.x", "range": (0, 2**31 - 1)})
+    row = b.op(Kind.ADD, b.op(Kind.MUL, bid, b.const(64)), tid, flags=frozenset({"nsw"}))
+    wide = b.op(Kind.SEXT, row, width=64, src_width=32)
+    off = b.op(Kind.MUL, wide, b.const(row_stride, width=64), width=64)
+    base = b.op(Kind.EXTRACT, a, width=0, attrs={"path": (0,)})
+    p = b.op(Kind.GEP, base, off, width=0, space="global", attrs={"indices": [("dyn", 1, 64)], "elem_size": 2})
+    b.op(Kind.LOAD, p, width=0, addr=0, space="global")
+    gr = dataflow.build(b.module, b.fn, reaching_definitions)
+    return gr, Ranges(gr, Facts.of(b.fn.attrs), [ROWS])
+
+
+def _run(gr: dataflow.Graph, rg: Ranges) -> Finding:
+    (f,) = checks.run(gr, rg, checks.Context("k", "test.mlir"))
+    return f
+
+
+def test_rule_c_a_row_index_that_wraps_needs_more_memory_than_any_gpu() -> None:
+    gr, rg = _row_kernel()
+    f = _run(gr, rg)
+    assert f.memory is not None and f.memory["tensor"] == "arg0"
+    assert f.memory["bytes"] == 2**31 * 4096 * 2  # the row at 2^31 times 8 KiB rows
+    reported, suppressed = finish([f])
+    assert not reported and suppressed == [f]
+    assert f.rule_suppressed is not None
+    assert f.rule_suppressed.startswith("(c) unreachable within GPU memory: needs arg0 >= 17.6 TB at ctaid.x >= ")
+
+
+def test_rule_c_a_tensor_that_fits_is_reported_and_says_so() -> None:
+    gr, rg = _row_kernel(row_stride=1)  # the row is an element index: 2^31 bf16 = 4.3 GB
+    f = _run(gr, rg)
+    (kept,), none = finish([f])
+    assert kept is f and not none and f.rule_suppressed is None
+    assert any(x.startswith("(c) at ctaid.x >= ") and "arg0 needs 4.3 GB: fits in" in x for x in f.facts)
+    assert any(x.startswith("ctaid.x in [0, ") and "left open by the IR" in x for x in f.facts)
+    _, small = finish([_run(*_row_kernel(row_stride=1))], max_memory=10**9)  # a 1 GB GPU
+    assert small and "(> 1.0 GB)" in str(small[0].rule_suppressed)
+
+
+def test_rule_c_an_extent_at_its_threshold_sizes_its_tensor() -> None:
+    _, rg = _row_kernel()
+    need = memory.extent_need(rg, "arg0.shape[0]", 2**24)
+    assert need is not None and (need.tensor, need.bytes) == ("arg0", 2**24 * 4096 * 2)
+    assert memory.extent_need(rg, "ctaid.x", 2**24) is None  # not an extent
+    rg.meta_args[0] = {**ROWS, "modes": [ROWS["modes"][0], {**ROWS["modes"][1], "stride": {"kind": "static",
+                                                                                          "value": 0}}]}  # fmt: skip
+    broadcast = memory.extent_need(rg, "arg0.shape[0]", 2**24)
+    assert broadcast is not None and broadcast.bytes == 2**24 * 2  # a stride-0 mode holds no memory
+
+
+@pytest.mark.parametrize(
+    ("bound", "suppressed"),
+    [
+        (StubBound((("arg2", 1),), 63, "grid from host: nctaid.x = ceil(arg2 / 64)"), "(a) a coordinate bounded"),
+        (StubBound((("arg2", 1),), 63, "not i32", i32=False), None),
+        (StubBound((("arg2", 64),), 63, "grid from host"), None),  # 64*arg2 reaches 2^31 at arg2 = 2^25
+        (StubBound((("arg2", 1),), 1 << 20, "more than a tile"), None),
+    ],
+)
+def test_rule_a_reads_the_analysis_bounds(bound: StubBound, suppressed: str | None, monkeypatch: Any) -> None:
+    gr, rg = _row_kernel(row_stride=1)
+    monkeypatch.setattr(rg, "bounds", lambda value: [bound], raising=False)
+    f = _run(gr, rg)
+    assert (f.rule_suppressed or "").startswith(suppressed or "") and bool(f.rule_suppressed) == bool(suppressed)
+    if suppressed is None:
+        assert any(x.startswith("value <= ") and bound.fact in x for x in f.facts)
+    if bound.terms[0][1] == 64:
+        assert any("it wraps only when arg2 >= 33,554,432" in x for x in f.facts)
+
+
+def test_without_bounds_the_facts_say_rules_a_and_b_are_undecided(monkeypatch: Any) -> None:
+    gr, rg = _row_kernel(row_stride=1)
+    monkeypatch.setattr(rg, "bounds", None, raising=False)
+    f = _run(gr, rg)
+    assert f.rule_suppressed is None and any(x.startswith("(a)/(b) undecided") for x in f.facts)
+
+
+# -- the corpus: one finding per access, thresholds that mean something, nothing dropped silently --
+
+
+@pytest.fixture(scope="module")
+def corpus() -> tuple[list[Finding], list[Finding]]:
+    res = scan_paths([ROOT / "corpus" / "captures", ROOT / "corpus" / "thirdparty"])
+    return res.findings, res.rule_suppressed
+
+
+THRESHOLD = re.compile(r"^(?P<input>.+) >= (?P<at>[1-9]\d*)$")
+
+
+def test_every_threshold_names_an_input_with_a_positive_value_or_says_why(
+    corpus: tuple[list[Finding], list[Finding]],
+) -> None:
+    for f in corpus[0] + corpus[1]:
+        w = f.wraps_when
+        assert w is not None, f.id
+        m = THRESHOLD.match(w["text"])
+        if m:
+            assert named(m["input"]) and "%" not in m["input"], w["text"]
+            assert (w["input"], w["threshold"]) == (m["input"], int(m["at"])), w
+        else:
+            assert w["text"].startswith("no single-input threshold: ") and w["input"] is None, w["text"]
+
+
+def test_one_finding_per_access_statement_ir_and_check(corpus: tuple[list[Finding], list[Finding]]) -> None:
+    everything = corpus[0] + corpus[1]
+    assert max(Counter(access_key(f) for f in everything).values()) == 1
+    assert max(Counter(f.id for f in everything).values()) == 1
+    unrolled = [f for f in everything if f.file and f.file.endswith("gdn_decode_nontranspose.py") and f.line == 292]
+    assert unrolled and all(f.occurrences >= 16 and len(f.modules) == 2 for f in unrolled)
+
+
+def test_no_finding_names_a_decorator_or_def_line(corpus: tuple[list[Finding], list[Finding]]) -> None:
+    for f in corpus[0] + corpus[1]:
+        assert not (f.source or "").startswith(("@", "def ")), (f.id, f.file, f.line, f.source)
+
+
+def _irscan(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "irscan", *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_suppressed_findings_are_listed_with_their_reason_and_shown_with_all() -> None:
+    tp = str(ROOT / "corpus" / "thirdparty")
+    every = json.loads(_irscan("scan", "--format", "json", tp).stdout)
+    tight = json.loads(_irscan("scan", "--format", "json", "--max-memory", "1GB", tp).stdout)
+    assert tight["rule_suppressed"] and tight["summary"]["rule_suppressed"] == len(tight["rule_suppressed"])
+    assert all(f["rule_suppressed"].startswith("(c) unreachable") for f in tight["rule_suppressed"])
+    assert {f["id"] for f in tight["findings"] + tight["rule_suppressed"]} == {
+        f["id"] for f in every["findings"] + every["rule_suppressed"]
+    }  # nothing dropped: what the rule holds back is listed
+    assert all(f["facts"] for f in every["findings"])
+    text = _irscan("scan", "--max-memory", "1GB", tp).stdout
+    assert "suppressed by the reporting rule (--all shows them" in text and "suppressed[may]" not in text
+    shown = _irscan("scan", "--all", "--max-memory", "1GB", tp).stdout
+    assert "suppressed[may]" in shown and "  suppressed: (c) unreachable within GPU memory: needs arg" in shown
+    assert _irscan("scan", "--max-memory", "lots", tp).returncode == 2
+
+
+# -- folding and twins, on findings made by hand --
+
+
+def _finding(**kw: Any) -> Finding:
+    base: dict[str, Any] = dict(
+        kernel="kernel_cutlass_copy_kernel_tensorptrf32gmemalign16o1000_0", ir="mlir", check="narrow-widened-late",
+        severity="may", file="/home/me/prog/k.py", line=31, col=20, source=None, source_precision="statement",
+        message="", sink={"kind": "load"}, sinks=[{"kind": "load"}], chain=[], wraps_when=None, witness=None,
+        undefined_behaviour=False, fix="", ir_file="cap/module.mlir", ir_line=22, expression="100000*ctaid.x",
+    )  # fmt: skip
+    base.update(kw)
+    return Finding(**base)
+
+
+def test_fold_keeps_one_finding_per_access_with_counts_and_modules() -> None:
+    a = _finding(expression="8*ctaid.x + tid.x")
+    b = _finding(expression="8*ctaid.x + tid.x + 128", sinks=[{"kind": "store"}])  # an unrolled copy
+    c = _finding(ir_file="other/module.mlir", kernel="kernel_cutlass_copy_kernel_tensorptrf32gmemalign16o2000_3")
+    d = _finding(line=32)
+    out = fold([a, b, c, d])
+    assert out == [a, d]
+    assert a.occurrences == 3 and a.modules == ["cap/module.mlir", "other/module.mlir"]
+    assert a.sinks == [{"kind": "load"}, {"kind": "store"}]
+
+
+def _sink(line: int, kind: str = "load", tensor: str = "arg1") -> dict[str, Any]:
+    return {"sinks": [{"statement": ["/home/me/prog/k.py", line], "kind": kind, "tensor": tensor}]}
+
+
+def test_twins_are_paired_by_the_access_when_line_info_moved_the_shared_multiply() -> None:
+    """PTX line info gave the CSE-shared multiply line 40; the access (line 31, a load of arg1) is one."""
+    m = _finding(id="m", access=_sink(31))
+    p = _finding(id="p", ir="ptx", ir_file="cap/module.ptx", line=40, access=_sink(31))
+    other = _finding(id="o", ir="ptx", ir_file="cap/module.ptx", line=31, access=_sink(31, "store", "arg2"))
+    pair_twins([m, p, other], {("mlir", m.kernel), ("ptx", m.kernel)})
+    assert (m.twin, p.twin) == ("p", "m") and other.twin is None
+    assert not any("no finding" in n or "no matching finding" in n for n in m.notes + p.notes)
+    assert any("no matching finding" in n for n in other.notes)
