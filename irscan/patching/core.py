@@ -82,7 +82,6 @@ def patch_module(module: Any, text: str, path: str, meta: dict[str, Any] | None)
     if not found:
         return rep, text
     t1 = time.perf_counter()
-    saved = rep.original = module.operation.clone()
     rw = ModuleRewriter(module)
     plans = []
     for f in found:
@@ -94,6 +93,10 @@ def patch_module(module: Any, text: str, path: str, meta: dict[str, Any] | None)
             plans.append((f, rule, rw.plan(f, rule)))
         except Refused as exc:
             rep.refuse(f.id, str(exc))
+    if not plans:  # every finding refused: nothing to clone, nothing to verify
+        rep.rescan = found
+        return rep, text
+    saved = rep.original = module.operation.clone()  # what a failed check puts back (fail open)
     try:
         for f, rule, plan in plans:
             rep.patches.append(Patch(f.id, rule.id, rw.apply(plan), kernel=f.kernel))

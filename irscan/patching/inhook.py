@@ -64,11 +64,11 @@ class Patcher:
         orig = folder / ORIGINAL_DIR
         orig.mkdir(exist_ok=True)
         (orig / "module.mlir").write_text(original_text)
-        if rep.patches:
+        if rep.patches:  # nothing rewritten: the capture is the original, its findings already known
             result = self._prove(rep, module, folder, result, recompile, original_text)
-        from irscan.pipeline import scan_capture
+            from irscan.pipeline import scan_capture
 
-        rep.rescan = scan_capture(folder).findings
+            rep.rescan = scan_capture(folder).findings
         (folder / PATCH_FILE).write_text(json.dumps(rep.to_json(), indent=2) + "\n")
         return result
 
