@@ -105,6 +105,8 @@ def _narrow_parts(gr: Graph, rg: Ranges, open_rg: Ranges, ws: list[Any]) -> list
 
 def _split_top(text: str, sep: str) -> list[str]:
     """``text`` cut at each ``sep`` outside brackets (iterative, linear)."""
+    if "(" not in text and "[" not in text and "{" not in text:
+        return text.split(sep)
     parts, depth, start, i = [], 0, 0, 0
     while i < len(text):
         ch = text[i]
@@ -147,9 +149,10 @@ def records(gr: Graph, rg: Ranges, ctx: Context, meta_args: list[dict[str, Any]]
             by_sink.setdefault(s, []).append(w)
     open_rg = Ranges(gr, Facts(), meta_args)
     out: dict[str, dict[str, Any]] = {}
-    for n in sorted(gr.nodes(), key=lambda x: (gr.op(x).line, x)):
+    accesses = [n for n in gr.nodes() if gr.op(n).kind in MEMORY_KINDS and gr.op(n).addr is not None]
+    for n in sorted(accesses, key=lambda x: (gr.op(x).line, x)):
         op = gr.op(n)
-        if op.kind not in MEMORY_KINDS or op.addr is None or _small_window(gr, n):
+        if _small_window(gr, n):
             continue
         file, line, col, source, precision = _source(_located(gr, n), ctx)
         narrow = _narrow_parts(gr, rg, open_rg, by_sink.get(n, []))

@@ -41,7 +41,9 @@ class Triage:
                 f"irscan: {self.inline} finding(s) suppressed inline (# irscan: ignore), "
                 f"{self.baselined} in the baseline{f' {self.baseline_file}' if self.baseline_file else ''}"
             )
-        out += [f"{s.file}:{s.line}: unused suppression `{s.text()}` (no such finding on this line)" for s in self.unused]
+        out += [
+            f"{s.file}:{s.line}: unused suppression `{s.text()}` (no such finding on this line)" for s in self.unused
+        ]
         return out
 
 
