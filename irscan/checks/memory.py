@@ -98,9 +98,10 @@ def extent_need(rg: Ranges, input_name: str, at: int) -> Need | None:
     return Need(f"arg{k}", elements * bits // 8, f"{input_name} is an extent of arg{k} ({meta.get('layout', '?')})")  # type: ignore[union-attr]
 
 
-def access_need(gr: Graph, rg: Ranges, start: int, path: list[int], sink: int, wrap_value: int) -> Need | None:
-    """The access is at least ``wrap_value`` x the scale of the way from ``start`` to ``sink`` into the
-    tensor at the root of its address; None where the way does more than add, move and scale."""
+def access_scale(gr: Graph, start: int, path: list[int], sink: int) -> int | None:
+    """Bytes per unit of the widened value in the access's address: the widening op's own factor, then
+    the constants and GEP element sizes on the way to ``sink``; None where the way does more than add,
+    move and scale the value."""
     scale = _start_scale(gr, start)
     if scale is None:
         return None
@@ -111,18 +112,46 @@ def access_need(gr: Graph, rg: Ranges, start: int, path: list[int], sink: int, w
         if not slots:
             return None
         if op.kind in (Kind.LOAD, Kind.STORE, Kind.ATOMIC, Kind.MEMOP):
-            if op.addr not in slots:
-                return None
-            break
+            return scale if op.addr in slots and scale > 0 else None
         factor = _factor(gr, n, slots[0])
         if factor is None:
             return None
         scale *= factor
         prev = n
-    tensor = root_tensor(gr, rg, sink)
-    if tensor is None or scale <= 0:
+    return None
+
+
+def access_need(gr: Graph, rg: Ranges, start: int, path: list[int], sink: int, wrap_value: int) -> Need | None:
+    """The access is at least ``wrap_value`` x its scale into the tensor at the root of its address."""
+    scale = access_scale(gr, start, path, sink)
+    tensor = root_tensor(gr, rg, sink) if scale is not None else None
+    if scale is None or tensor is None:
         return None
     return Need(tensor, wrap_value * scale, f"the access is {scale} byte(s) per unit of the wrapping value")
+
+
+def indexed_mode(rg: Ranges, tensor: str, scale: int) -> tuple[int, dict[str, Any]] | None:
+    """The mode of ``tensor`` (``argK``) the wrapping value is a coordinate of, when the layout says so
+    unambiguously: its scale is the element size times that mode's static stride, and every other mode
+    whose extent is not 1 has a dynamic (64-bit) stride, so no other mode's offset can be folded into
+    the 32-bit value with a constant factor.  (mode index, the mode's meta.json record)."""
+    k = int(tensor.removeprefix("arg"))
+    meta = rg.meta_args[k] if k < len(rg.meta_args) else None
+    bits = element_bits(meta)
+    modes = (meta or {}).get("modes")
+    if bits is None or bits % 8 or not isinstance(modes, list):
+        return None
+    found = None
+    for i, md in enumerate(modes):
+        shape, stride = (md.get(p) or {} for p in ("shape", "stride"))
+        if stride.get("kind") == "static" and isinstance(stride.get("value"), int):
+            if stride["value"] == 0:
+                continue  # a broadcast mode adds nothing to the offset
+            if stride["value"] * bits // 8 == scale and found is None:
+                found = (i, md)
+            elif shape.get("kind") != "static" or shape.get("value") != 1:
+                return None  # another mode with a constant stride could share the 32-bit value
+    return found
 
 
 def _start_scale(gr: Graph, start: int) -> int | None:

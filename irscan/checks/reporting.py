@@ -145,6 +145,8 @@ def decide(gr: Graph, rg: Ranges, c: Candidate, th: dict[str, Any], path: list[i
         need = memory.access_need(gr, rg, start, path, sink, wrap_value)
         if need is not None:
             needs.append(need)
+    if suppressed is None:
+        suppressed = _coordinate_of_an_i32_mode(gr, rg, c, start, path)
     if th.get("input") and th.get("threshold") is not None:
         need = memory.extent_need(rg, str(th["input"]), int(th["threshold"]))
         if need is not None:
@@ -154,6 +156,28 @@ def decide(gr: Graph, rg: Ranges, c: Candidate, th: dict[str, Any], path: list[i
     if best is None:
         facts.append("(c) no tensor size at the threshold is known: memory does not bound it")
     return {"facts": facts, "rule_suppressed": suppressed, "memory": best.as_json(at) if best else None}
+
+
+def _coordinate_of_an_i32_mode(gr: Graph, rg: Ranges, c: Candidate, start: int, path: list[int]) -> str | None:
+    """Rule (a) read off the access itself: the wrapping value is the coordinate along one mode of the
+    tensor it addresses (checks/memory.py ``indexed_mode``) whose extent is a dynamic i32, so an access
+    in bounds keeps it below that extent, at most 2^31 - 1.  Only values free of stride fields and
+    products qualify (those are offsets, not coordinates)."""
+    if any(rg.atoms[k].factors is not None or "stride" in rg.atoms[k].name for k, _ in c.value.terms):
+        return None
+    for sink in c.sinks:
+        scale = memory.access_scale(gr, start, path, sink) if sink == c.sinks[0] else None
+        tensor = memory.root_tensor(gr, rg, sink) if scale is not None else None
+        hit = memory.indexed_mode(rg, tensor, scale) if tensor is not None and scale is not None else None
+        if hit is None:
+            continue
+        i, md = hit
+        shape = md.get("shape") or {}
+        if shape.get("kind") == "dynamic" and shape.get("width") == 32:
+            stride = (md.get("stride") or {}).get("value")
+            return (f"(a) a coordinate bounded by an i32 extent: it indexes mode {i} of {tensor} (stride {stride}, "
+                    f"extent {tensor}.shape[{i}], an i32), so an access in bounds keeps it below 2^31 - 1")  # fmt: skip
+    return None
 
 
 def _input_facts(rg: Ranges, c: Candidate) -> list[str]:
