@@ -197,3 +197,61 @@ def test_an_opaque_launch_of_the_only_kernel_is_recognised_and_the_grid_reaches_
     assert module_grids(b.module, meta) == {"k": (GridDim(0, 0, (1, 0), 64),)}
     ptx = FnBuilder(ir="ptx")
     assert module_grids(ptx.module, meta) == {"k": (GridDim(0, 0, (1, 0), 64),)}
+
+
+def _mode(shape: dict[str, Any], stride: dict[str, Any]) -> dict[str, Any]:
+    return {"shape": shape, "stride": stride}
+
+
+DYN32, UNIT = {"kind": "dynamic", "width": 32}, {"kind": "static", "value": 1}
+VECTOR = {"type": '!cute.memref<f32, gmem, "(?):(1)">', "dtype": "f32", "modes": [_mode(DYN32, UNIT)]}
+
+
+def _indexed(loaded: bool) -> tuple[FnBuilder, str, str]:
+    """gep arg0.ptr[16384*ctaid.x] (or [load(...)]) of f32: an offset into a 1-D tensor of i32 extent."""
+    b = FnBuilder()
+    a = b.param("%arg0", TENSOR)
+    base = b.op(Kind.EXTRACT, a, width=0, attrs={"path": (0,)})
+    if loaded:
+        i = b.op(Kind.LOAD, base, width=32, addr=0, space="global")
+    else:
+        i = b.op(Kind.MUL, b.op(Kind.SREG, attrs={"sreg": "ctaid.x"}), b.const(16384))
+    g = b.op(Kind.GEP, base, i, width=0, attrs={"indices": [("dyn", 1, 32)], "elem_size": 4})
+    b.op(Kind.STORE, b.const(0), g, width=32, addr=1, space="global", result=False)
+    return b, i, g
+
+
+def test_an_offset_into_a_tensor_of_i32_extent_is_below_it_in_bounds() -> None:
+    b, i, g = _indexed(loaded=False)
+    rg = _ranges(b, [VECTOR])
+    (best, *_) = rg.bounds(_val(rg, i), at=int(g[1:]))
+    assert (best.terms, best.const, best.i32, best.tensor, best.modes) == (((M, 1),), -1, True, 0, (0,))
+    rg = _ranges(b, [dict(VECTOR, modes=[_mode({"kind": "dynamic", "width": 64}, UNIT)])])  # an i64 extent
+    assert rg.bounds(_val(rg, i), at=int(g[1:])) == []
+    rg = _ranges(b, [dict(VECTOR, dtype="f16")])  # the index is not in the tensor's elements
+    assert rg.bounds(_val(rg, i), at=int(g[1:])) == []
+
+
+def test_a_loaded_coordinate_is_below_the_extent_of_the_tensor_it_indexes() -> None:
+    b, i, g = _indexed(loaded=True)
+    rg = _ranges(b, [VECTOR])
+    (best,) = rg.bounds(_val(rg, i), at=int(g[1:]))
+    assert (best.terms, best.tensor, best.modes) == (((M, 1),), 0, (0,))
+
+
+def test_static_strides_of_other_modes_count_into_the_offset_bound() -> None:
+    # (?, 128, 128):(16384, 128, 1): offset <= 16384*(shape[0] - 1) + 127*128 + 127
+    b, i, g = _indexed(loaded=False)
+    st = [_mode(DYN32, {"kind": "static", "value": 16384}), _mode({"kind": "static", "value": 128},
+          {"kind": "static", "value": 128}), _mode({"kind": "static", "value": 128}, UNIT)]  # fmt: skip
+    rg = _ranges(b, [dict(VECTOR, modes=st)])
+    (best,) = rg.bounds(_val(rg, i), at=int(g[1:]))
+    assert (best.terms, best.const) == (((M, 16384),), -1)
+
+
+def test_meta_entries_of_compile_time_arguments_are_skipped() -> None:
+    # the DSL's signature lists a tiled copy first; the kernel has no parameter for it
+    b, i, g = _indexed(loaded=False)
+    rg = _ranges(b, [{"type": "!cute.tiled_copy<...>"}, VECTOR])
+    assert rg.meta_args == [VECTOR]
+    assert rg.bounds(_val(rg, i), at=int(g[1:]))[0].tensor == 0

@@ -91,6 +91,7 @@ class Relations:
     if TYPE_CHECKING:  # provided by the host class (irscan.analysis.ranges.Ranges)
 
         def guards_at(self, at: int) -> list[tuple[Affine, Affine, str]]: ...
+        def coordinate_bound(self, at: int) -> Bound | None: ...
         def interval(self, a: Affine, least_harm: bool = False) -> Interval: ...
         def name(self, a: Affine) -> str: ...
 
@@ -117,8 +118,12 @@ class Relations:
             self.quotients[key] = (a, b)
             if b.is_const() and b.const > 0:
                 self.relate(key, b.const, a, f"floor multiple: {b.const}*({self.name(res)}) <= {self.name(a)}")
+            elif not b.is_const():  # a divisor is >= 1
+                self.relate(key, 1, a, f"{self.name(res)} <= {self.name(a)}")
         elif k in (Kind.LSHR, Kind.ASHR) and a_pos and b.is_const() and 0 <= b.const < 64:
             self.relate(key, 1 << b.const, a, f"floor multiple: {1 << b.const}*({self.name(res)}) <= {self.name(a)}")
+        elif k in (Kind.LSHR, Kind.ASHR) and a_pos and b_pos:  # a shift by an input (FastDivmod's)
+            self.relate(key, 1, a, f"{self.name(res)} <= {self.name(a)}")
         elif k is Kind.AND:
             for x, pos in ((a, a_pos), (b, b_pos)):
                 if pos and not x.is_const():
@@ -173,6 +178,9 @@ class Relations:
                     found.setdefault((b.terms, b.const), b)
                 continue
             todo.extend((s, depth + 1) for s in reversed(nxt))
+        coord = self.coordinate_bound(at) if at is not None else None
+        if coord is not None:  # irscan/analysis/coords.py: the value indexes one mode of a tensor
+            found[(coord.terms, coord.const)] = coord
         hi = self.interval(value).hi
         useful = [b for b in found.values() if b.terms or b.const < hi]
         return sorted(useful, key=lambda b: (sum(c for _, c in b.terms), b.const))[:KEEP]

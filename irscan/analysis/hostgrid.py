@@ -51,8 +51,11 @@ def module_grids(module: Module, meta: dict[str, Any] | None) -> dict[str, tuple
     """Kernel name -> the grid dimensions its host function derives (MLIR), or that the MLIR of the
     same capture derived (PTX, through ``meta``)."""
     if module.ir != "mlir":
-        stored = (meta or {}).get(META_KEY) or {}
-        return {k: tuple(GridDim.of_json(x) for x in v) for k, v in stored.items()}
+        stored = meta.get(META_KEY) if isinstance(meta, dict) else None
+        try:  # written by the MLIR scan of this run; a meta.json that holds the key itself is ignored
+            return {str(k): tuple(GridDim.of_json(x) for x in v) for k, v in (stored or {}).items()}
+        except (TypeError, ValueError, IndexError, AttributeError):
+            return {}
     kernels = module.kernels()
     out: dict[str, tuple[GridDim, ...]] = {}
     for fn in module.functions:
@@ -60,7 +63,7 @@ def module_grids(module: Module, meta: dict[str, Any] | None) -> dict[str, tuple
             continue
         for kernel, dims in _host_launches(module, fn, kernels):
             out[kernel] = dims
-    if meta is not None:
+    if isinstance(meta, dict):
         meta[META_KEY] = {k: [d.as_json() for d in v] for k, v in out.items()}
     return out
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from irscan.analysis.hostgrid import GridDim
 from irscan.analysis.intervals import Affine, Interval, free_range
-from irscan.analysis.params import Field, divisor, field_at, field_by_path, meta_fields, tensor_fields
+from irscan.analysis.params import Field, align_meta, divisor, field_at, field_by_path, meta_fields, tensor_fields
 from irscan.ir import SREG_RANGES, Kind, Op, ParamField
 
 if TYPE_CHECKING:
@@ -74,6 +74,12 @@ class Inputs:
         def _atom(self, key: Any, name: str, iv: Interval, fixed: bool, opaque: bool = False) -> Affine: ...
         def relate(self, key: Any, mult: int, rhs: Affine, fact: str, lower: bool = False) -> None: ...
 
+    def aligned_meta(self, meta_args: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """meta.json's argument entries by parameter index (irscan/analysis/params.py:align_meta):
+        its list also holds the compile-time arguments, which have no parameter."""
+        al = align_meta(self.gr.fn.params, meta_args, self.gr.module.ir == "ptx")
+        return meta_args if al is None else [meta_args[i] for i in al]
+
     def _sreg(self, n: int, op: Op) -> Affine:
         sreg = str(op.attrs.get("sreg", op.name))
         base, _, dim = sreg.partition(".")
@@ -115,7 +121,7 @@ class Inputs:
     def _named_field(self, key: Any, named: Field, w: int, param: int) -> Affine:
         res = self._atom(key, named.name, free_range(max(w, named.width)), False)
         self.atoms[key].extent = True
-        d = divisor(self.meta_args[param] if param < len(self.meta_args) else None, named)
+        d = divisor(self.meta_args[param] if 0 <= param < len(self.meta_args) else None, named)
         if d > 1:
             self.divisors[key] = d
         return res

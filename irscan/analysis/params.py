@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from irscan.ir import PTR, ParamField, Shape
+from irscan.ir import PTR, Param, ParamField, Shape
 
 
 @dataclass(frozen=True)
@@ -99,11 +99,72 @@ _DIV = re.compile(r"div=(\d{1,9})\b")
 
 def divisor(meta_arg: dict[str, Any] | None, f: Field) -> int:
     """What the layout says the field is a multiple of (``?{div=8}``, ``?{i64 div=4}``), else 1."""
-    modes = (meta_arg or {}).get("modes")
+    modes = meta_arg.get("modes") if isinstance(meta_arg, dict) else None
     if not f.part or not isinstance(modes, list) or not 0 <= f.mode < len(modes):
         return 1
     m = _DIV.search(str(_mode_part(modes[f.mode], f.part).get("text", "")))
     return max(int(m.group(1)), 1) if m else 1
+
+
+#: DSL argument types that are compile-time only: the kernel has no parameter for them
+_STATIC_TYPES = ("!cute.layout<", "!cute.composed_layout<", "!cute.tiled_copy<", "!cute.swizzle<", "!cute.shape<",
+                 "!cute.stride<", "!cute.tile<", "!cute.int_tuple<")  # fmt: skip
+_SCALARS = frozenset({"i1", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64"})
+
+
+def align_meta(params: list[Param], meta_args: list[Any], ptx: bool = False) -> list[int] | None:
+    """For each kernel parameter, the index of its entry in meta.json's ``args``: the DSL's signature
+    also lists compile-time arguments (layouts, tiled copies) that have no parameter, so positions
+    drift.  A tensor parameter takes the next tensor entry with as many dynamic shape and stride leaves
+    (PTX: whose struct has the parameter's size), an integer the next integer of its width;
+    compile-time entries are skipped.  None when the two do not line up (callers keep positions)."""
+    out: list[int] = []
+    j = 0
+    for p in params:
+        while j < len(meta_args) and _static_only(meta_args[j]):
+            j += 1
+        if j >= len(meta_args) or not (_fits_bytes(p.size, meta_args[j]) if ptx else _fits(p.shape, meta_args[j])):
+            return None
+        out.append(j)
+        j += 1
+    return out
+
+
+def _static_only(m: Any) -> bool:
+    return isinstance(m, dict) and str(m.get("type", "")).startswith(_STATIC_TYPES)
+
+
+def _fits(shape: Shape, m: Any) -> bool:
+    if not isinstance(m, dict):
+        return False
+    t, modes = str(m.get("type", "")), m.get("modes")
+    if isinstance(shape, tuple) and len(shape) == 2 and shape[0] in (PTR, ()) and isinstance(shape[1], tuple):
+        if shape[0] == () or t.startswith("!cute.coord_tensor"):  # a coordinate tensor: its origin, no pointer
+            return shape[0] == () and t.startswith("!cute.coord_tensor")
+        if not isinstance(modes, list) or len(shape[1]) != 2:
+            return False
+        dyn = [sum(_mode_part(md, p).get("kind") == "dynamic" for md in modes) for p in ("shape", "stride")]
+        return dyn == [len(_scalars(shape[1][0])), len(_scalars(shape[1][1]))]
+    if isinstance(shape, int):
+        return t == f"i{shape}"
+    return not isinstance(modes, list) and (shape is None) == (t in _SCALARS or t.startswith("f"))
+
+
+def _fits_bytes(size: int | None, m: Any) -> bool:
+    """PTX declares byte arrays: a tensor entry fits a parameter of its struct's size, a scalar one of
+    its width, anything else (TMA descriptors, tiled MMAs, divisors) any parameter."""
+    if not isinstance(m, dict) or size is None:
+        return False
+    t = str(m.get("type", ""))
+    if t.startswith("!cute.coord_tensor"):
+        return size % 4 == 0
+    if isinstance(m.get("modes"), list):
+        fields = meta_fields(0, m)
+        end = max((f.offset + f.width // 8 for f in fields), default=0)
+        return size == -(-end // 8) * 8
+    if t in _SCALARS:
+        return size * 8 == int(t.lstrip("bfi") or 0)
+    return True
 
 
 def field_at(fields: list[Field], f: ParamField) -> Field | None:

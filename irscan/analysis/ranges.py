@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from irscan.analysis.bounds import Bound, Relations, Upper
+from irscan.analysis.coords import Coordinates
 from irscan.analysis.dataflow import Graph
 from irscan.analysis.guards import Guards
 from irscan.analysis.inputs import Facts, Inputs
@@ -59,7 +60,7 @@ HUGE = 1 << 1024
 
 
 @dataclass
-class Ranges(LoopBounds, Inputs, Relations, Guards):
+class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates):
     """Lazy, memoised evaluation of ideal values over one function's graph.
 
     The evaluation is written as generators (:data:`irscan.analysis.loops.Eval`): where a value needs
@@ -84,6 +85,9 @@ class Ranges(LoopBounds, Inputs, Relations, Guards):
     lowers: dict[Any, list[Upper]] = field(default_factory=dict)
     quotients: dict[Any, tuple[Affine, Affine]] = field(default_factory=dict)
     divisors: dict[Any, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.meta_args = self.aligned_meta(self.meta_args)
 
     # ------------------------------------------------------------------ public
 

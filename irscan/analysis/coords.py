@@ -1,0 +1,166 @@
+"""A widened value that is an offset into one tensor: below that tensor's extent, in bounds.
+
+When a 32-bit value enters an address as an offset into tensor ``argK`` (``gep %argK.ptr[... + i]``,
+or PTX's ``cvt`` / ``mul.wide`` then ``mad`` / ``shl`` by the element size / ``add`` to the tensor's
+pointer), it holds the coordinates of the modes of static stride (the others take 64-bit strides and
+are added in 64 bits).  An access that stays in the tensor then has ``i <= Σ (extent_m - 1)·stride_m``
+over those modes: with one unit-stride mode of i32 extent, ``i < argK.shape[m]``, which never reaches
+2^31 (a wrap there needs an access outside the tensor, a bug of its own).  The same holds for a
+coordinate loaded from memory (block tables, prefix sums: rule (b) of the reporting rule).  The bound
+names the tensor and its modes, so a check can re-express a threshold in the tensor's shape.
+
+The walk from the widening op to the tensor's pointer follows only adds (of 64-bit offsets of other
+modes), and exactly one scaling, by the element size; anything else leaves the value unexplained.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from irscan.analysis.bounds import Bound
+from irscan.ir import Kind, ParamField
+
+if TYPE_CHECKING:
+    from irscan.analysis.dataflow import Graph
+
+_DIGITS = re.compile(r"\d{1,4}")
+#: how many ops a walk (to the pointer, or from the pointer to its parameter) may take
+_STEPS = 24
+
+
+class Coordinates:
+    """Needs from its host: ``gr`` and ``meta_args``; provides :meth:`coordinate_bound`."""
+
+    gr: Graph
+    meta_args: list[dict[str, Any]]
+
+    def coordinate_bound(self, at: int) -> Bound | None:
+        """The bound an in-bounds access gives the value widened at op ``at``, if it is a coordinate."""
+        gr = self.gr
+        op = gr.op(at)
+        if op.kind is Kind.GEP:
+            dyn = [i for i in op.attrs.get("indices", ()) if isinstance(i, tuple) and i and i[0] == "dyn"]
+            found = self._tensor_root(gr.defs(at, 0)) if len(dyn) == 1 else None
+            return self._mode_bound(found, int(op.attrs.get("elem_size") or 0)) if found is not None else None
+        if op.kind in (Kind.SEXT, Kind.ZEXT, Kind.MULWIDE):
+            scale = 1
+            if op.kind is Kind.MULWIDE:
+                c = [x for x in op.operands if isinstance(x, int)]
+                if len(c) != 1:
+                    return None
+                scale = c[0]
+            return self._forward(at, scale)
+        return None
+
+    def _forward(self, start: int, scale: int) -> Bound | None:
+        """From the widened value to an add with a tensor's pointer, through adds and one scaling."""
+        gr = self.gr
+        n, scaled = start, scale != 1
+        for _ in range(_STEPS):
+            users = [(u, s) for u, s in gr.users(n) if gr.op(u).width == 64 or gr.op(u).kind is Kind.GEP]
+            if len(users) != 1:
+                return None
+            u, slot = users[0]
+            uop = gr.op(u)
+            other = self._other_const(u, slot)
+            if uop.kind in (Kind.SHL, Kind.MUL) and not scaled and other is not None and slot == 0:
+                scale, scaled = (1 << other) if uop.kind is Kind.SHL else other, True
+            elif (uop.kind is Kind.MAD and slot == 2) or (uop.kind is Kind.ADD and not scaled):
+                pass  # another mode's 64-bit offset added, still in elements
+            elif uop.kind is Kind.ADD and scaled:
+                found = self._tensor_root(gr.defs(u, 1 - slot))
+                return self._mode_bound(found, scale) if found is not None else None
+            else:
+                return None
+            n = u
+        return None
+
+    def _other_const(self, n: int, slot: int) -> int | None:
+        op = self.gr.op(n)
+        if len(op.operands) != 2:
+            return None
+        raw = op.operands[1 - slot]
+        if isinstance(raw, int):
+            return raw
+        d = self.gr.defs(n, 1 - slot)
+        v = self.gr.op(d[0]).attrs.get("value") if len(d) == 1 and self.gr.op(d[0]).kind is Kind.CONST else None
+        return v if isinstance(v, int) else None
+
+    def _tensor_root(self, defs: list[int]) -> int | None:
+        """The kernel parameter whose pointer field this address starts from (through GEPs, casts,
+        moves and 64-bit adds), or None."""
+        gr = self.gr
+        todo = list(defs)
+        for _ in range(_STEPS):
+            if len(todo) != 1:
+                return None
+            n = todo.pop()
+            op = gr.op(n)
+            f = op.attrs.get("field")
+            if op.kind is Kind.ARG and isinstance(f, ParamField) and f.offset == 0 and op.width == 64:
+                return f.param
+            base = gr.defs(n, 0)
+            if op.kind is Kind.EXTRACT and tuple(op.attrs.get("path", ())) == (0,) and len(base) == 1:
+                b = gr.op(base[0])
+                return int(b.attrs.get("param", -1)) if b.kind is Kind.ARG else None
+            if op.kind in (Kind.GEP, Kind.CAST, Kind.MOV):
+                todo = base
+            elif op.kind is Kind.ADD and op.width == 64:  # pointer + offset: the side that is a pointer
+                sides = [gr.defs(n, s) for s in (0, 1)]
+                todo = next((s for s in sides if len(s) == 1 and self._pointerish(s[0])), [])
+            else:
+                return None
+        return None
+
+    def _pointerish(self, n: int) -> bool:
+        op = self.gr.op(n)
+        f = op.attrs.get("field")
+        return op.kind in (Kind.CAST, Kind.MOV, Kind.GEP, Kind.ADD) or (
+            op.kind is Kind.ARG and isinstance(f, ParamField) and f.offset == 0
+        )
+
+    def _mode_bound(self, k: int, unit_bytes: int) -> Bound | None:
+        """An in-bounds offset into tensor k, in units of ``unit_bytes``: at most the sum over the modes
+        the 32-bit offset holds (those of static stride s) of ``(extent - 1)*s``; the modes of 64-bit
+        dynamic strides are added in 64 bits, so not in it.  None when a mode has a 32-bit dynamic
+        stride (a product of two inputs), when no extent is dynamic (the interval knows it all), or
+        when the unit does not divide the element."""
+        meta = self.meta_args[k] if 0 <= k < len(self.meta_args) else None
+        if not isinstance(meta, dict):
+            return None
+        modes, bits = meta.get("modes"), _bits(meta.get("dtype"))
+        if not isinstance(modes, list) or bits is None or unit_bytes <= 0 or (bits // 8) % unit_bytes:
+            return None
+        r = bits // 8 // unit_bytes
+        terms: list[tuple[str, int]] = []
+        const = 0
+        for m, md in enumerate(modes):
+            parts = [md.get(p) if isinstance(md, dict) else None for p in ("shape", "stride")]
+            shape, stride = (x if isinstance(x, dict) else {} for x in parts)
+            st, ext = stride.get("value"), shape.get("value")
+            if stride.get("kind") == "dynamic" and stride.get("width") == 64:
+                continue
+            if stride.get("kind") != "static" or not isinstance(st, int) or st < 0:
+                return None
+            if st == 0:
+                continue
+            if shape.get("kind") == "static" and isinstance(ext, int) and ext >= 1:
+                const += (ext - 1) * st * r
+            elif shape.get("kind") == "dynamic" and shape.get("width") == 32:
+                terms.append((f"arg{k}.shape[{m}]", st * r))
+                const -= st * r
+            else:
+                return None
+        if not terms:
+            return None
+        along = tuple(int(n.rsplit("[", 1)[1][:-1]) for n, _ in terms)
+        what = " and ".join(n for n, _ in terms)
+        fact = f"in bounds, an offset into arg{k} is below its extent ({what})"
+        return Bound(tuple(sorted(terms)), const, True, fact, k, along)
+
+
+def _bits(dtype: Any) -> int | None:
+    """Bits of an element: the first number in the dtype (``bf16`` 16, ``f8E4M3FN`` 8)."""
+    m = _DIGITS.search(str(dtype or ""))
+    return int(m.group(0)) if m else None
