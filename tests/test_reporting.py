@@ -255,3 +255,19 @@ def test_twins_are_paired_by_the_access_when_line_info_moved_the_shared_multiply
     assert (m.twin, p.twin) == ("p", "m") and other.twin is None
     assert not any("no finding" in n or "no matching finding" in n for n in m.notes + p.notes)
     assert any("no matching finding" in n for n in other.notes)
+
+
+def test_a_ptx_finding_shared_by_two_statements_is_named_by_both_mlir_findings() -> None:
+    """NVVM computed one row offset for two statements' accesses: the second MLIR finding is told which
+    PTX finding that is, not that the binary does not wrap."""
+    m1 = _finding(id="m1", access=_sink(31))
+    m2 = _finding(id="m2", line=32, access=_sink(41, "store", "arg2"))
+    both = {"sinks": _sink(31)["sinks"] + _sink(41, "store", "arg2")["sinks"]}
+    p = _finding(id="p", ir="ptx", ir_file="cap/module.ptx", line=36, access=both)
+    pair_twins([m1, m2, p], {("mlir", m1.kernel), ("ptx", m1.kernel)})
+    assert (m1.twin, p.twin, m2.twin) == ("p", "m1", None)
+    assert m2.notes == [
+        "PTX: the same access's finding is p, which NVVM shares with another statement's access (one index "
+        "computation for both)"
+    ]
+    assert "MLIR: this access is also finding m2 (another statement of the source)" in p.notes

@@ -202,7 +202,9 @@ def _access(gr: Graph, rg: Ranges, sinks: list[int]) -> dict[str, Any]:
     for s in sinks:
         op = gr.op(s)
         loc = [op.loc.file, op.loc.line] if op.loc is not None else None
-        out.append({"statement": loc, "kind": op.kind.value, "tensor": root_tensor(gr, rg, s)})
+        rec = {"statement": loc, "kind": op.kind.value, "tensor": root_tensor(gr, rg, s)}
+        if rec not in out:  # unrolled copies of one access are one access
+            out.append(rec)
     return {"sinks": out}
 
 

@@ -62,6 +62,14 @@ def pair_twins(findings: list[Finding], scanned: set[tuple[str, str]]) -> None:
         if m.ir != "mlir":
             continue
         p = next((p for k in access_keys(m) for p in ptx.get(k, []) if id(p) not in taken), None)
+        shared = next((p for k in access_keys(m) if k[1] == "access" for p in ptx.get(k, [])), None)
+        if p is None and shared is not None:  # NVVM computes one index for several statements' accesses
+            m.notes.append(
+                f"PTX: the same access's finding is {shared.id}, which NVVM shares with another statement's "
+                "access (one index computation for both)"
+            )
+            shared.notes.append(f"MLIR: this access is also finding {m.id} (another statement of the source)")
+            continue
         if p is None:
             if m.kernel in kernels_with_ptx:
                 m.notes.append(
