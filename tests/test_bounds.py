@@ -88,6 +88,15 @@ def test_the_ptx_remainder_idiom_is_below_the_divisor() -> None:
     assert (((M, 1),), -1) in _terms(rg.bounds(_val(rg, r)))
 
 
+def test_the_remainder_idiom_by_a_constant_is_a_remainder() -> None:
+    b, _ = _kernel()
+    x = b.op(Kind.SREG, attrs={"sreg": "ctaid.x"})
+    r = b.op(Kind.SUB, x, b.op(Kind.MUL, b.op(Kind.DIV, x, b.const(4), signed=False), b.const(4)))
+    rg = _ranges(b)
+    v = _val(rg, r)
+    assert (rg.name(v), rg.interval(v).lo, rg.interval(v).hi) == ("ctaid.x % 4", 0, 3)
+
+
 def test_min_is_at_most_either_side() -> None:
     b, m = _kernel()
     x = b.op(Kind.MIN, b.op(Kind.SREG, attrs={"sreg": "ctaid.x"}), m, signed=True)

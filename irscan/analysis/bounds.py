@@ -28,10 +28,12 @@ from fractions import Fraction
 from math import ceil
 from typing import TYPE_CHECKING, Any
 
-from irscan.analysis.intervals import Affine
+from irscan.analysis.intervals import Affine, bitwise
 from irscan.ir import Kind
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from irscan.analysis.intervals import Interval
     from irscan.analysis.ranges import Atom
 
@@ -94,6 +96,9 @@ class Relations:
         def coordinate_bound(self, at: int) -> Bound | None: ...
         def interval(self, a: Affine, least_harm: bool = False) -> Interval: ...
         def name(self, a: Affine) -> str: ...
+        def _derived(
+            self, n: int, name: str, iv: Interval, inputs: Iterable[Affine], scales: bool = False
+        ) -> Affine: ...
 
     def relate(self, key: Any, mult: int, rhs: Affine, fact: str, lower: bool = False) -> None:
         """Record ``mult·atom(key) <= rhs`` (``>=`` with ``lower``)."""
@@ -148,6 +153,24 @@ class Relations:
             self.relate(key, 1, x, f"{what} <= {self.name(x)}")
             self.relate(key, 1, x.add(d, -1).add(Affine.of_const(1)), f"{what} > {self.name(x)} - {self.name(d)}",
                         lower=True)  # fmt: skip
+
+    def remainder_idiom(self, n: int, x: Affine, p: Affine, width: int) -> Affine | None:
+        """``x - (x / d)·d``, the remainder as NVVM writes it in PTX: an atom ``x % d`` (bounded as a
+        remainder is), or None when ``p`` is not that product."""
+        key = p.terms[0][0] if len(p.terms) == 1 and not p.const else None
+        if key is None or key not in self.atoms:
+            return None
+        c = p.terms[0][1]
+        f = self.atoms[key].factors
+        pairs = [(Affine.of_atom(key), Affine.of_const(c))] if c != 1 else [f, f[::-1]] if f else []
+        for q, d in pairs:
+            qk = _single(q)
+            if qk is not None and self.quotients.get(qk) == (x, d):
+                iv = bitwise(Kind.REM, self.interval(x), self.interval(d), width, False)
+                res = self._derived(n, f"{_paren(self.name(x))} % {_paren(self.name(d))}", iv, (x, d))
+                self.relate_op(Kind.REM, res, x, d, width)
+                return res
+        return None
 
     def multiple_of(self, a: Affine) -> int:
         """A number ``a`` is always a multiple of (its coefficients, constant and the layouts' div=)."""
@@ -230,6 +253,10 @@ class Relations:
             i32 = i32 and at.iv.hi <= I32_MAX
         terms = tuple(sorted((n, ceil(c)) for n, c in by_name.items() if ceil(c)))
         return Bound(terms, ceil(const), i32, "; ".join(dict.fromkeys(facts)))
+
+
+def _paren(s: str) -> str:
+    return f"({s})" if " " in s else s
 
 
 def _single(a: Affine) -> Any:

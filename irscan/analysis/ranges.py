@@ -335,7 +335,7 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates):
             return a.add(b)
         if k is Kind.SUB and len(op.operands) == 2:
             a, b = yield from self._operands(n)
-            return a.add(b, -1)
+            return self.remainder_idiom(n, a, b, w) or a.add(b, -1)
         if k is Kind.NEG and op.operands:
             return (yield from self._operand(n, 0)).scale(-1)
         if k in (Kind.MUL, Kind.MULWIDE, Kind.MAD, Kind.MADWIDE) and len(op.operands) >= 2:
