@@ -254,9 +254,15 @@ class Audit:
 
 @contextmanager
 def audit(
-    out: str | None = None, fail_on: str = "never", strict: bool = False, report: bool = True, arch: str | None = None
+    out: str | None = None,
+    fail_on: str = "never",
+    strict: bool = False,
+    report: bool = True,
+    arch: str | None = None,
+    max_memory: int = DEFAULT_MAX_MEMORY,
 ) -> Iterator[Audit]:
-    """``with irscan.audit(fail_on="must") as a: cute.compile(...)``: findings in ``a.findings``."""
+    """``with irscan.audit(fail_on="must") as a: cute.compile(...)``: findings in ``a.findings``, those
+    the reporting rule holds back (README "What is reported") in ``a.result.rule_suppressed``."""
     from irscan.capturing.hook import capture
     from irscan.report import text
 
@@ -266,9 +272,10 @@ def audit(
     try:
         with capture(out=folder, strict=strict, arch=arch):
             yield a
-        a.result = scan_safely(folder, strict)
-        if report and (a.result.findings or a.result.errors):
-            print(text.render(a.result.findings, a.result.kernels, a.result.unseen), file=sys.stderr)
+        a.result = scan_safely(folder, strict, max_memory=max_memory)
+        r = a.result
+        if report and (r.findings or r.errors or r.rule_suppressed):
+            print(text.render(r.findings, r.kernels, r.unseen, r.rule_suppressed), file=sys.stderr)
             for e in a.result.errors:
                 print(e, file=sys.stderr)
         bad = reaches(a.result.findings, fail_on)
