@@ -150,11 +150,15 @@ def test_raise_mode_raises_and_warn_mode_warns_once(capsys: pytest.CaptureFixtur
     assert capsys.readouterr().err.count("irscan guard: WARNING") == 1
 
 
-def test_a_call_the_guard_cannot_bind_is_let_through() -> None:
+def test_a_call_the_guard_cannot_bind_is_let_through_and_said_once(capsys: pytest.CaptureFixture[str]) -> None:
     mg, _ = only("elementwise_i32_stride")
     bad = view((8192, 8192), (262_176, 1), np.float16)
-    Checker(mg, "raise")((bad,), {})  # a different arity: not this host function's call
-    Checker(mg, "raise")((), {"src": bad, "dst": bad})
+    checker = Checker(mg, "raise")
+    for _ in range(2):
+        checker((bad,), {})  # a different arity: not this host function's call
+        checker((), {"src": bad, "dst": bad})
+    err = capsys.readouterr().err
+    assert err.count("called with 1 positional arguments") == 1 and err.count("keyword arguments") == 1
 
 
 # -- contracts in the static report

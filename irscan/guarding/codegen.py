@@ -35,6 +35,9 @@ from irscan.guarding.host import HostLaunch
 from irscan.guarding.values import dims
 from irscan.ir import Kind
 
+#: what a check returns for a call it cannot bind (not as many positional arguments as the host function has)
+UNBOUND = -1
+
 
 @dataclass
 class Span:
@@ -272,7 +275,9 @@ def compile_guard(
     n_args: int,
     host_meta: dict[int, dict[str, Any]],
 ) -> tuple[Compiled | None, list[str]]:
-    """The guard of one launch, and the reasons of conditions left out (not bindable at launch)."""
+    """The guard of one launch, and the reasons of conditions left out (not bindable at launch).
+
+    The check returns the index of the first condition the call breaks, None, or :data:`UNBOUND`."""
     w = _Writer(launch, names, host_meta)
     try:
         calc = _host_program(w)
@@ -304,7 +309,7 @@ def compile_guard(
             leaves[f"#{i}"] = f"_span(sh{j}, st{j}, 1)"
             leaves[f"{s.name} bytes"] = f"_span(sh{j}, st{j}, it{j})"
             names_of[i] = [f"{s.name} bytes"]
-    prelude = [f"if len(args) != {n_args}: return None"]
+    prelude = [f"if len(args) != {n_args}: return {UNBOUND}"]
     for j in sorted(w.used_args):
         prelude.append(f"a{j} = args[{j}]; sh{j}, st{j}, it{j} = _dims(a{j})")
     ret = "return {" + ", ".join(f"{k!r}: {v}" for k, v in leaves.items()) + "}"

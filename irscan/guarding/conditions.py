@@ -28,8 +28,10 @@ from irscan.analysis.params import field_at, field_by_path, meta_fields, tensor_
 from irscan.analysis.ranges import Ranges
 from irscan.ir import Kind, Param, ParamField
 
-#: the largest number of atoms rewritten for one condition (a bigger tree is not a launch-time check)
-MAX_NODES = 200
+#: the most atoms rewritten for one kernel; past it an atom stays at its compile-time interval.  A
+#: bigger tree is no launch-time check, and the cap bounds the depth of the (recursive) rewrite and
+#: rendering whatever the input
+MAX_NODES = 64
 
 
 @dataclass(frozen=True)

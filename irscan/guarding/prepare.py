@@ -70,9 +70,13 @@ def param_names(kernel: dict[str, Any], count: int) -> tuple[str, ...]:
     (a ``self`` dropped); else ``arg0``, ``arg1``, ..."""
     default = tuple(f"arg{i}" for i in range(count))
     file, line = kernel.get("file"), kernel.get("line")
-    if not file or not line:
+    if not isinstance(file, str) or not isinstance(line, int) or line < 1 or "\0" in file:
+        return default  # (a location's file name comes from the IR: it may be anything)
+    try:
+        lines = linecache.getlines(file)[line - 1 : line + 30]
+    except (OSError, ValueError, UnicodeError):
         return default
-    fn = _def_at(linecache.getlines(file)[line - 1 : line + 30])
+    fn = _def_at(lines)
     if fn is None:
         return default
     names = [a.arg for a in fn.args.posonlyargs + fn.args.args if a.arg != "self"]

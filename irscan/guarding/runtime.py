@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from irscan.findings import kernel_key
+from irscan.guarding.codegen import UNBOUND
 from irscan.guarding.conditions import Condition
 from irscan.guarding.contract import limit_text, plain, render
 from irscan.guarding.errors import WrapError
@@ -60,21 +61,22 @@ class Checker:
         self.mode = mode
         self.guards = mg.active
         self.checks = tuple((g, g.compiled.check) for g in self.guards if g.compiled is not None)
-        self.warned: set[tuple[str, int]] = set()
+        self.warned: set[tuple[str, int | str]] = set()
 
     def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         if kwargs:
-            return self._unbound(kwargs)
+            return self._unbound("keyword arguments")
         for g, check in self.checks:
             i = check(args)
-            if i is not None:
+            if i == UNBOUND:
+                self._unbound(f"{len(args)} positional arguments where the host function takes others")
+            elif i is not None:
                 self._violated(g, i, args)
 
-    def _unbound(self, kwargs: dict[str, Any]) -> None:
-        key = ("kwargs", 0)
-        if key not in self.warned:
-            self.warned.add(key)
-            _say("irscan guard: called with keyword arguments; this call's launches are not checked")
+    def _unbound(self, why: str) -> None:
+        if ("unbound", why) not in self.warned:
+            self.warned.add(("unbound", why))
+            _say(f"irscan guard: called with {why}; this call's launches are not checked")
 
     def _violated(self, g: LaunchGuard, i: int, args: tuple[Any, ...]) -> None:
         err = wrap_error(g, i, args)
