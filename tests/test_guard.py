@@ -13,10 +13,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from irscan.analysis import dataflow
 from irscan.frontend import mlir
 from irscan.guarding import WrapError
-from irscan.guarding.codegen import span_bytes
+from irscan.guarding.codegen import compile_guard, span_bytes
 from irscan.guarding.dryrun import VirtualTensor, virtual
+from irscan.guarding.host import launches
 from irscan.guarding.prepare import LaunchGuard, ModuleGuard, prepare
 from irscan.guarding.runtime import Checker, wrap_error
 from irscan.guarding.values import DLTensor, dims
@@ -124,6 +126,24 @@ def test_a_tensor_indexed_by_unbounded_32_bit_arithmetic_is_refused_past_its_spa
     assert small is None and big == 0
     err = wrap_error(lg, 0, args(4096))
     assert "tensor arg0 spans 2,147,483,648 elements, past 2^31-1" in str(err), str(err)
+
+
+def test_a_ceil_divided_grid_is_the_host_codes_own_arithmetic() -> None:
+    """elementwise_add_dynamic_i64 launches ceil_div(M, 4) x ceil_div(N, 128) CTAs: the host's sdiv,
+    mul, icmp, and, add, select sequence, evaluated at the ops' widths, for exact multiples and not."""
+    (folder,) = [p for p in (CAPTURES / "elementwise_add_dynamic_i64").iterdir() if p.is_dir()]
+    meta = json.loads((folder / "meta.json").read_text())
+    module = mlir.parse_file(str(next(folder.glob("module.mlir*"))))
+    host = next(fn for fn in module.functions if not fn.kernel and launches(dataflow.build(module, fn, None)))
+    (hl,) = launches(dataflow.build(module, host, None))
+    assert hl.reason is None and hl.params == [0, 1, 2]
+    kargs = meta["kernels"][0]["args"]
+    compiled, skipped = compile_guard(hl, [], [], ("mA", "mB", "mC"), 3, {j: kargs[j] for j in range(3)})
+    assert compiled is not None and not skipped
+    for m, n, grid in ((4096, 4096, (1024, 32)), (4097, 4095, (1025, 32)), (1, 1, (1, 1)), (0, 128, (0, 1))):
+        a = view((m, n), (n + 4, 1))
+        env = compiled.explain((a, a, a))
+        assert (env["grid.x"], env["grid.y"], env["grid.z"], env["block.x"]) == (*grid, 1, 128), (m, n)
 
 
 def test_kernels_without_findings_get_no_check() -> None:
