@@ -18,6 +18,7 @@ shows them): nothing is dropped silently.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
@@ -28,6 +29,8 @@ from irscan.checks import memory
 from irscan.checks.base import Candidate
 from irscan.findings import Finding, fold
 
+#: a loop counter's name ends with its bound: ``loop counter %50 (< arg2.shape[0])``
+_LOOP_BOUND = re.compile(r"\((?:<|<=) (?P<extent>[^()\s]+)\)$")
 #: rule (a): how far below the i32 limit an extent's bound may reach and still be "one tile"
 TILE = 1 << 16
 I32_EXTENT_MAX = (1 << 31) - 1
@@ -148,7 +151,9 @@ def decide(gr: Graph, rg: Ranges, c: Candidate, th: dict[str, Any], path: list[i
     if suppressed is None:
         suppressed = _coordinate_of_an_i32_mode(gr, rg, c, start, path)
     if th.get("input") and th.get("threshold") is not None:
-        need = memory.extent_need(rg, str(th["input"]), int(th["threshold"]))
+        name, th_at = str(th["input"]), int(th["threshold"])
+        loop = _LOOP_BOUND.search(name)  # a loop counter at t needs its bound above t
+        need = memory.extent_need(rg, loop["extent"], th_at + 1) if loop else memory.extent_need(rg, name, th_at)
         if need is not None:
             needs.append(need)
     at = th["text"] if th.get("input") else f"the wrap ({'2^31' if c.limit.lo < 0 else '2^32'})"
