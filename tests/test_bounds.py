@@ -255,7 +255,7 @@ def test_static_strides_of_other_modes_count_into_the_offset_bound() -> None:
           {"kind": "static", "value": 128}), _mode({"kind": "static", "value": 128}, UNIT)]  # fmt: skip
     rg = _ranges(b, [dict(VECTOR, modes=st)])
     (best,) = rg.bounds(_val(rg, i), at=int(g[1:]))
-    assert (best.terms, best.const) == (((M, 16384),), -1)
+    assert (best.terms, best.const, best.tensor) == (((M, 16384),), -1, None)  # not one mode's coordinate
 
 
 def test_meta_entries_of_compile_time_arguments_are_skipped() -> None:

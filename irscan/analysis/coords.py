@@ -154,10 +154,15 @@ class Coordinates:
                 return None
         if not terms:
             return None
-        along = tuple(int(n.rsplit("[", 1)[1][:-1]) for n, _ in terms)
         what = " and ".join(n for n, _ in terms)
-        fact = f"in bounds, an offset into arg{k} is below its extent ({what})"
-        return Bound(tuple(sorted(terms)), const, True, fact, k, along)
+        if len(terms) == 1 and terms[0][1] == 1 and const == -1:  # the coordinate of one mode, and only it
+            mode = int(terms[0][0].rsplit("[", 1)[1][:-1])
+            fact = f"in bounds, a coordinate of mode {mode} of arg{k} (stride 1) is below {what}"
+            return Bound(tuple(terms), const, True, fact, k, (mode,))
+        # an offset over several modes: no single mode's coordinate (rule (b) reads tensor/modes so)
+        return Bound(
+            tuple(sorted(terms)), const, True, f"in bounds, an offset into arg{k} is below its extent ({what})"
+        )
 
 
 def _bits(dtype: Any) -> int | None:
