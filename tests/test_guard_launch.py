@@ -153,3 +153,17 @@ def test_a_kernel_without_findings_keeps_the_dsls_own_class(run_python) -> None:
 if __name__ == "__main__":
     prog, mode, opts, how = sys.argv[1:5]
     print(json.dumps(child(Path(prog), mode, "" if opts == "-" else opts, how == "env")))
+
+
+def test_a_guard_inside_a_capture_rides_on_it(run_python, tmp_path) -> None:
+    """``with irscan.capture(out=D): with irscan.guard():``: the captures still go to D."""
+    code = (
+        "import sys; sys.path.insert(0, 'tests'); import irscan\n"
+        "from test_guard_launch import _compile, PROGRAM\n"
+        f"with irscan.capture(out={str(tmp_path)!r}):\n    with irscan.guard():\n        f = _compile(PROGRAM, '')\n"
+        "print(hasattr(f, '_irscan_guard'))\n"
+    )
+    proc = run_python("-c", code, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split()[-1] == "True"
+    assert [p.name.startswith("000_kernel_cutlass_pitched_copy") for p in tmp_path.iterdir()] == [True]

@@ -15,7 +15,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,19 +76,16 @@ def guard(
     _check_mode(mode)
     from irscan.capturing import hook
 
-    tmp = None if out else tempfile.TemporaryDirectory(prefix="irscan-guard-")
-    folder = Path(out or tmp.name)  # type: ignore[union-attr]
-    session = GuardSession(mode, folder)
-    try:
-        with hook.capture(out=folder, strict=strict, lineinfo=True):
-            callback = arm_session(session)
-            try:
-                yield session
-            finally:
-                hook.LLVM_ONLY_CALLBACKS.remove(callback)
-    finally:
-        if tmp is not None:
-            tmp.cleanup()
+    with ExitStack() as stack:
+        if hook._active and out is None:  # inside a capture already: ride on it, its folder keeps the captures
+            folder = hook._active[-1].out
+        else:
+            tmp = None if out else stack.enter_context(tempfile.TemporaryDirectory(prefix="irscan-guard-"))
+            folder = Path(out or str(tmp))
+            stack.enter_context(hook.capture(out=folder, strict=strict, lineinfo=True))
+        session = GuardSession(mode, folder)
+        stack.callback(hook.LLVM_ONLY_CALLBACKS.remove, arm_session(session))
+        yield session
 
 
 def arm_session(session: GuardSession) -> _Callback:
