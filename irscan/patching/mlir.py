@@ -97,9 +97,11 @@ class ModuleRewriter:
                         elif c.name in ("gpu.module", "builtin.module"):
                             stack.append(c)
 
-    def names(self, kernel: str) -> dict[str, Any]:
-        """SSA name -> op (for results) or value (block arguments), as the scan's text printed them."""
-        if kernel not in self._names:
+    def names(self, kernel: str, kinds: tuple[str, ...]) -> dict[str, Any]:
+        """SSA name -> result, as the scan's text printed it, for the ops of ``kinds`` in ``kernel``
+        (the widening points: naming every value of a large kernel costs more than the rewrite)."""
+        key = f"{kernel}\0{','.join(kinds)}"
+        if key not in self._names:
             fn = self._funcs.get(kernel)
             if fn is None:
                 raise Refused(f"kernel {kernel} is not in the module")
@@ -109,22 +111,21 @@ class ModuleRewriter:
                 op = stack.pop()
                 for region in op.regions:
                     for block in region.blocks:
-                        for arg in block.arguments:
-                            table[arg.get_name(self._state)] = arg
                         for child in block.operations:
                             c = child.operation
-                            for r in c.results:
-                                table[r.get_name(self._state)] = r
+                            if c.name in kinds:
+                                for r in c.results:
+                                    table[r.get_name(self._state)] = r
                             if len(c.regions):
                                 stack.append(c)
-            self._names[kernel] = table
-        return self._names[kernel]
+            self._names[key] = table
+        return self._names[key]
 
     # ------------------------------------------------------------------------------------- planning
 
     def plan(self, finding: Finding, rule: Rule) -> Plan:
         ir = self.ir
-        table = self.names(finding.kernel)
+        table = self.names(finding.kernel, rule.widening)
         steps = [(m.group(1), s) for s in finding.chain if (m := _NAME.match(s.text))]
         widening = [n for n, s in steps if s.role == "widening"]
         if not widening or widening[0] not in table:
