@@ -63,6 +63,8 @@ def _rule(path: Path) -> Rule:
 @cache
 def load(folder: Path = PATCHES_DIR) -> tuple[Rule, ...]:
     """Every rule in ``folder``, in file-name order (the first rule that fixes a finding wins)."""
+    if not folder.is_dir():  # an install without the repository's patches/: say so, never patch nothing quietly
+        raise RuleError(f"no rules: {folder} is not a folder (patch mode reads patches/*.json from the source tree)")
     return tuple(_rule(p) for p in sorted(folder.glob("*.json")))
 
 
