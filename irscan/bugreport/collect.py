@@ -1,0 +1,118 @@
+"""The findings a report is about, read from a capture folder (scanned now) or a saved ``--format json``
+report, grouped by root cause: an MLIR finding and its PTX twin are one bug, so are the findings of one
+kernel whose wrapping op sits in the same Python statement under the same check."""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from irscan.capturing.store import META_FILE
+from irscan.findings import kernel_key
+
+
+@dataclass
+class RootCause:
+    """One report: the findings it covers (the first speaks for them) and the capture they came from."""
+
+    findings: list[dict[str, Any]]
+    capture: Path | None
+    meta: dict[str, Any] | None
+    params: list[str] = field(default_factory=list)  # the kernel's Python parameter names, when readable
+
+    @property
+    def lead(self) -> dict[str, Any]:
+        """The MLIR finding when there is one (its chain carries the Python statement's ops), else the first."""
+        return next((f for f in self.findings if f["ir"] == "mlir"), self.findings[0])
+
+    @property
+    def id(self) -> str:
+        return str(self.lead["id"])
+
+    def kernel_meta(self) -> dict[str, Any]:
+        for k in (self.meta or {}).get("kernels", []):
+            if k.get("name") == self.lead["kernel"]:
+                return dict(k)
+        return {}
+
+    def ir_file(self, ir: str) -> Path | None:
+        """The captured module of this IR kind, when it is still on disk."""
+        for f in self.findings:
+            if f["ir"] == ir and Path(f["ir_file"]).exists():
+                return Path(f["ir_file"])
+        if self.capture is not None:
+            cand = self.capture / f"module.{ir}"
+            return cand if cand.exists() else None
+        return None
+
+
+def load_findings(source: Path) -> list[dict[str, Any]]:
+    """A saved JSON report's findings, or a fresh scan's of a capture folder or IR file."""
+    if source.is_file() and source.suffix == ".json":
+        try:
+            doc = json.loads(source.read_text())
+        except (OSError, ValueError) as exc:
+            from irscan.ir import IRSyntaxError
+
+            raise IRSyntaxError(str(source), 1, 1, f"not a JSON report ({exc})", ["irscan scan --format json"]) from None
+        return list(doc.get("findings", []))
+    from irscan.pipeline import scan_paths
+
+    return [f.to_json() for f in scan_paths([source]).findings]
+
+
+def _capture_of(f: dict[str, Any]) -> Path | None:
+    folder = Path(f["ir_file"]).parent
+    return folder if (folder / META_FILE).exists() else None
+
+
+def group(findings: list[dict[str, Any]]) -> list[RootCause]:
+    """Root causes in the order their first finding was reported."""
+    by_id = {f["id"]: f for f in findings}
+    groups: dict[tuple[object, ...], list[dict[str, Any]]] = {}
+    seen: set[str] = set()
+    for f in findings:
+        if f["id"] in seen:
+            continue
+        lead = by_id.get(f["twin"]) if f["ir"] == "ptx" and f.get("twin") in by_id else f
+        assert lead is not None
+        key = (kernel_key(lead["kernel"]), lead.get("file"), lead.get("line"), lead["check"], lead.get("expression"))
+        members = groups.setdefault(key, [])
+        for m in (lead, f):
+            if m["id"] not in seen:
+                members.append(m)
+                seen.add(m["id"])
+    out = []
+    for members in groups.values():
+        cap = _capture_of(members[0])
+        meta = json.loads((cap / META_FILE).read_text()) if cap else None
+        rc = RootCause(members, cap, meta)
+        rc.params = kernel_params(rc.kernel_meta())
+        out.append(rc)
+    return out
+
+
+def function_at(path: Path, line: int) -> ast.FunctionDef | None:
+    """The def at ``line`` (its own line or a decorator's) in ``path``."""
+    try:
+        tree = ast.parse(path.read_text())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and line in (node.lineno, *(d.lineno for d in node.decorator_list)):
+            return node
+    return None
+
+
+def kernel_params(km: dict[str, Any]) -> list[str]:
+    """The kernel's Python parameter names (``self`` dropped), read from its def; [] when unreadable."""
+    if not km.get("file") or not km.get("line"):
+        return []
+    node = function_at(Path(km["file"]), int(km["line"]))
+    if node is None:
+        return []
+    names = [a.arg for a in node.args.args]
+    return names[1:] if names[:1] == ["self"] else names
