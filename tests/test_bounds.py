@@ -220,7 +220,8 @@ def _indexed(loaded: bool) -> tuple[FnBuilder, str, str]:
     """gep arg0.ptr[16384*ctaid.x] (or [load(...)]) of f32: an offset into a 1-D tensor of i32 extent."""
     b = FnBuilder()
     a = b.param("%arg0", TENSOR)
-    base = b.op(Kind.EXTRACT, a, width=0, attrs={"path": (0,)})
+    ptr = b.op(Kind.EXTRACT, a, width=0, attrs={"path": (0,)})
+    base = b.op(Kind.GEP, ptr, width=0, attrs={"indices": [("const", 0)], "elem_size": 4})  # a view of it
     if loaded:
         i = b.op(Kind.LOAD, base, width=32, addr=0, space="global")
     else:
@@ -233,8 +234,11 @@ def _indexed(loaded: bool) -> tuple[FnBuilder, str, str]:
 def test_an_offset_into_a_tensor_of_i32_extent_is_below_it_in_bounds() -> None:
     b, i, g = _indexed(loaded=False)
     rg = _ranges(b, [VECTOR])
+    before = {n: rg.gr.preds(n) for n in rg.gr.nodes()}
     (best, *_) = rg.bounds(_val(rg, i), at=int(g[1:]))
     assert (best.terms, best.const, best.i32, best.tensor, best.modes) == (((M, 1),), -1, True, 0, (0,))
+    assert rg.bounds(_val(rg, i), at=int(g[1:]))[0] == best  # asking again: the same (the graph is only read)
+    assert {n: rg.gr.preds(n) for n in rg.gr.nodes()} == before
     rg = _ranges(b, [dict(VECTOR, modes=[_mode({"kind": "dynamic", "width": 64}, UNIT)])])  # an i64 extent
     assert rg.bounds(_val(rg, i), at=int(g[1:])) == []
     rg = _ranges(b, [dict(VECTOR, dtype="f16")])  # the index is not in the tensor's elements
@@ -264,3 +268,19 @@ def test_meta_entries_of_compile_time_arguments_are_skipped() -> None:
     rg = _ranges(b, [{"type": "!cute.tiled_copy<...>"}, VECTOR])
     assert rg.meta_args == [VECTOR]
     assert rg.bounds(_val(rg, i), at=int(g[1:]))[0].tensor == 0
+
+
+def test_a_loop_counter_is_bounded_by_the_loops_own_bound() -> None:
+    # i = 0; do { use(i); i += 1 } while (i < M): the counter holds at most M (its exit value)
+    b, m = _kernel()
+    zero = b.const(0)
+    b.branch(("loop", (zero,)))
+    b.block("loop", ("%i",), (32,))
+    nxt = b.op(Kind.ADD, "%i", b.const(1))
+    c = b.op(Kind.ICMP, nxt, m, width=1, attrs={"pred": "slt"})
+    b.branch(("loop", (nxt,)), ("exit", ()), cond=c)
+    b.block("exit")
+    rg = _ranges(b)
+    phi = rg.gr.block_args["loop"][0]
+    bs = rg.bounds(rg.value(phi))
+    assert (((M, 1),), 0) in _terms(bs) and "loop:" in bs[0].fact

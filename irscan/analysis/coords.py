@@ -91,11 +91,11 @@ class Coordinates:
         """The kernel parameter whose pointer field this address starts from (through GEPs, casts,
         moves and 64-bit adds), or None."""
         gr = self.gr
-        todo = list(defs)
+        todo = defs
         for _ in range(_STEPS):
             if len(todo) != 1:
                 return None
-            n = todo.pop()
+            n = todo[0]  # never pop: these lists are the graph's own
             op = gr.op(n)
             f = op.attrs.get("field")
             if op.kind is Kind.ARG and isinstance(f, ParamField) and f.offset == 0 and op.width == 64:

@@ -39,6 +39,8 @@ class LoopBounds:
     if TYPE_CHECKING:  # provided by the host class (irscan.analysis.ranges.Ranges)
 
         def interval(self, a: Affine, least_harm: bool = False) -> Interval: ...
+        def name(self, a: Affine) -> str: ...
+        def relate(self, key: Any, mult: int, rhs: Affine, fact: str, lower: bool = False) -> None: ...
         def _operand(self, n: int, slot: int) -> Eval[Affine]: ...
         def _const_operand(self, n: int, slot: int) -> int | None: ...
 
@@ -68,8 +70,9 @@ class LoopBounds:
         steps = [c for c in (self._const_operand(d, 0), self._const_operand(d, 1)) if c is not None]
         return steps[0] if len(steps) == 1 and steps[0] > 0 else None
 
-    def _compare_bound(self, n: int, preds: tuple[str, ...]) -> Eval[int | None]:
-        """Largest B of ``icmp pred n, B`` among n's users (``sle``/``ule`` count as B + 1)."""
+    def _compare_bound(self, n: int, preds: tuple[str, ...], forms: list[Affine] | None = None) -> Eval[int | None]:
+        """Largest B of ``icmp pred n, B`` among n's users (``sle``/``ule`` count as B + 1); ``forms``
+        collects each B as an affine form (``sle``/``ule``: B + 1)."""
         bound = None
         for u, slot in self.gr.users(n):
             uop = self.gr.op(u)
@@ -80,8 +83,11 @@ class LoopBounds:
                 bv = yield from self._operand(u, 1)
             except Cycle:
                 continue
-            b = self.interval(bv).hi + (1 if pred in ("sle", "ule") else 0)
+            inclusive = 1 if pred in ("sle", "ule") else 0
+            b = self.interval(bv).hi + inclusive
             bound = b if bound is None else max(bound, b)
+            if forms is not None:
+                forms.append(bv.add(Affine.of_const(inclusive)))
         return bound
 
     def _step_bound(self, d: int, key: Any) -> Eval[int | None]:
@@ -90,11 +96,15 @@ class LoopBounds:
             return None
         preds = ("slt", "ult", "sle", "ule") + (("ne",) if step == 1 else ())
         # compares on the incremented value, or on the join itself (MLIR block argument)
-        bounds = []
+        bounds: list[int] = []
+        forms: list[Affine] = []
         for c in [d] + ([key] if isinstance(key, int) else []):
-            b = yield from self._compare_bound(c, preds)
+            b = yield from self._compare_bound(c, preds, forms)
             if b:
                 bounds.append(b)
+        if len(forms) == 1 and forms[0].terms:  # the loop's own bound, an input: i <= B - 1 + step
+            fact = f"loop: {self.gr.op(d).results[0] if self.gr.op(d).results else 'counter'} < {self.name(forms[0])}"
+            self.relate(key, 1, forms[0].add(Affine.of_const(step - 1)), fact)
         return max(bounds) - 1 + step if bounds else None
 
     def _odometer_bound(self, d: int, key: Any) -> Eval[int | None]:
