@@ -18,8 +18,8 @@ from irscan.frontend import mlir
 from irscan.guarding import WrapError
 from irscan.guarding.codegen import compile_guard, span_bytes
 from irscan.guarding.dryrun import VirtualTensor, virtual
-from irscan.guarding.host import launches
-from irscan.guarding.prepare import LaunchGuard, ModuleGuard, prepare
+from irscan.guarding.host import field_source, launches
+from irscan.guarding.prepare import LaunchGuard, ModuleGuard, kernel_paths, prepare
 from irscan.guarding.runtime import Checker, wrap_error
 from irscan.guarding.values import DLTensor, dims
 
@@ -144,6 +144,24 @@ def test_a_ceil_divided_grid_is_the_host_codes_own_arithmetic() -> None:
         a = view((m, n), (n + 4, 1))
         env = compiled.explain((a, a, a))
         assert (env["grid.x"], env["grid.y"], env["grid.z"], env["block.x"]) == (*grid, 1, 128), (m, n)
+
+
+def test_a_struct_the_host_builds_is_traced_to_the_arguments_fields() -> None:
+    """FA4's backward kernel takes coordinate tensors the host assembles with insertvalue from its
+    arguments' shape fields (a permuted view): each kernel field is traced to the host field it holds;
+    without that argument's layout the guard says so instead of guessing which mode the field is."""
+    folder = next((ROOT / "corpus" / "thirdparty" / "fa4_bwd_sm90a").glob("001_*"))
+    meta = json.loads((folder / "meta.json").read_text())
+    module = mlir.parse_file(str(next(folder.glob("module.mlir*"))))
+    host = next(fn for fn in module.functions if not fn.kernel and launches(dataflow.build(module, fn, None)))
+    (hl,) = launches(dataflow.build(module, host, None))
+    kfn = next(fn for fn in module.functions if fn.name == hl.kernel)
+    paths = kernel_paths(kfn, {k["name"]: k for k in meta["kernels"]}[hl.kernel]["args"])
+    assert hl.params[0] is None and paths[(0, "shape", 0)] == (1, 0, 0)
+    assert field_source(hl, 0, paths[(0, "shape", 0)]) == (0, (1, 0, 1))  # the argument's second shape leaf
+    assert field_source(hl, 0, paths[(0, "shape", 1)]) == (0, (1, 0, 3))
+    (mg,) = prepare(module, meta["kernels"]).values()
+    assert all(lg.compiled is None and "layout of host argument" in lg.how for lg in mg.launches if lg.conditions)
 
 
 def test_kernels_without_findings_get_no_check() -> None:

@@ -31,7 +31,7 @@ from irscan.guarding.conditions import (
     field_of,
     inputs,
 )
-from irscan.guarding.host import HostLaunch
+from irscan.guarding.host import HostLaunch, field_source, program_for
 from irscan.guarding.values import dims
 from irscan.ir import Kind
 
@@ -59,8 +59,15 @@ class Compiled:
 
 
 class _Writer:
-    def __init__(self, launch: HostLaunch, names: tuple[str, ...], host_meta: dict[int, dict[str, Any]]):
-        self.launch, self.names, self.host_meta = launch, names, host_meta
+    def __init__(
+        self,
+        launch: HostLaunch,
+        names: tuple[str, ...],
+        host_meta: dict[int, dict[str, Any]],
+        kernel_paths: dict[tuple[int, str, int], tuple[int, ...]],
+    ):
+        self.launch, self.names, self.host_meta, self.kernel_paths = launch, names, host_meta, kernel_paths
+        self.emitted: set[int] = set()  # host ops already computed into h<id>
         self.lines: list[str] = []
         self.memo: dict[Node, tuple[str, str]] = {}
         self.used_args: set[int] = set()
@@ -74,11 +81,26 @@ class _Writer:
     def arg_field(self, f: Field) -> str:
         j = self.launch.params[f.param] if f.param < len(self.launch.params) else None
         if j is None:
-            raise _NotBindable(f"kernel parameter {f.param} is computed on the host")
-        self.used_args.add(j)
-        expr = f"_int(a{j})" if f.part == "scalar" else f"{'sh' if f.part == 'shape' else 'st'}{j}[{f.mode}]"
+            expr = self.host_built(f)
+        else:
+            self.used_args.add(j)
+            expr = f"_int(a{j})" if f.part == "scalar" else f"{'sh' if f.part == 'shape' else 'st'}{j}[{f.mode}]"
         self.leaves.setdefault(f.name(self.names), expr)
         return expr
+
+    def host_built(self, f: Field) -> str:
+        """A field of a struct the host builds for the kernel: the host's own value for it."""
+        path = () if f.part == "scalar" else self.kernel_paths.get((f.param, f.part, f.mode))
+        src = field_source(self.launch, f.param, path) if path is not None else None
+        if isinstance(src, tuple):
+            return _host_field(self, *src)
+        if src is None:
+            raise _NotBindable(f"kernel parameter {f.param} is computed on the host")
+        order, why = program_for(self.launch.graph, [src])
+        if why:
+            raise _NotBindable(f"kernel parameter {f.param}: {why}")
+        self.lines += _host_lines(self, [n for n in order if n not in self.emitted])
+        return f"h{src}"
 
     def node(self, nd: Node) -> tuple[str, str]:
         """Locals (or literals) holding ``nd``'s lower and upper bound; one name twice for a point."""
@@ -163,10 +185,11 @@ def _bitwise(k: Kind, al: int, ah: int, bl: int, bh: int, w: int, signed: bool |
     return iv.lo, iv.hi
 
 
-def _host_program(w: _Writer) -> list[str]:
-    """The host function's grid/block computation, op by op, at the ops' own widths."""
+def _host_lines(w: _Writer, program: list[int]) -> list[str]:
+    """Host ops (the grid, a host-built field), op by op, at the ops' own widths."""
     gr, out = w.launch.graph, []
-    for n in w.launch.program:
+    for n in program:
+        w.emitted.add(n)
         op = gr.op(n)
         if op.kind is Kind.ARG and op.width not in (32, 64):
             continue  # a tensor's struct: read through its fields (EXTRACT)
@@ -192,10 +215,7 @@ def _host_expr(w: _Writer, n: int, ops: list[str]) -> str:  # noqa: C901 (one ar
         return f"_int(a{j})"
     if k is Kind.EXTRACT:
         root = gr.op(gr.defs(n, 0)[0])
-        j = int(root.attrs.get("param", -1))
-        f = _host_field(w, j, tuple(op.attrs.get("path", ())))
-        w.used_args.add(j)
-        return f
+        return _host_field(w, int(root.attrs.get("param", -1)), tuple(op.attrs.get("path", ())))
     if k in (Kind.MOV, Kind.SEXT, Kind.TRUNC):
         return f"_wrap({ops[0]}, {width})"
     if k is Kind.ZEXT:
@@ -229,10 +249,15 @@ def _host_expr(w: _Writer, n: int, ops: list[str]) -> str:  # noqa: C901 (one ar
 
 
 def _host_field(w: _Writer, j: int, path: tuple[int, ...]) -> str:
-    """Host parameter ``j``'s field at ``path``: the kernel parameter it is passed to names it."""
-    f = field_of(w.launch.graph.fn.params, j, path, w.host_meta.get(j))
+    """Host parameter ``j``'s field at ``path``, named by the layout of the kernel parameter it is
+    passed to (the struct holds only the dynamic modes: without that layout, which mode a field is
+    cannot be told)."""
+    if j not in w.host_meta:
+        raise _NotBindable(f"the layout of host argument {j} is not known (it reaches no kernel parameter as it is)")
+    f = field_of(w.launch.graph.fn.params, j, path, w.host_meta[j])
     if f is None or f.part == "scalar":
         raise _NotBindable(f"host parameter {j} field {path}")
+    w.used_args.add(j)
     return f"{'sh' if f.part == 'shape' else 'st'}{j}[{f.mode}]"
 
 
@@ -274,13 +299,14 @@ def compile_guard(
     names: tuple[str, ...],
     n_args: int,
     host_meta: dict[int, dict[str, Any]],
+    kernel_paths: dict[tuple[int, str, int], tuple[int, ...]] | None = None,
 ) -> tuple[Compiled | None, list[str]]:
     """The guard of one launch, and the reasons of conditions left out (not bindable at launch).
 
     The check returns the index of the first condition the call breaks, None, or :data:`UNBOUND`."""
-    w = _Writer(launch, names, host_meta)
+    w = _Writer(launch, names, host_meta, kernel_paths or {})
     try:
-        calc = _host_program(w)
+        calc = _host_lines(w, w.launch.program)
     except _NotBindable as e:
         return None, [f"the grid cannot be evaluated from the host code ({e})"]
     gb = [f"h{x}" for x in launch.grid] + [f"h{x}" for x in launch.block]

@@ -128,7 +128,7 @@ class Condition:
         return "2^31-1" if self.lo < 0 else "2^32-1"
 
 
-_FIELD_NAME = re.compile(r"arg\d+\.(shape|stride)\[(\d+)\]$")
+FIELD_NAME = re.compile(r"arg\d+\.(shape|stride)\[(\d+)\]$")
 _SREG = re.compile(r"(n?ctaid|n?tid)\.([xyz])$")
 
 
@@ -136,7 +136,7 @@ def field_of(params: list[Param], index: int, path: tuple[int, ...], meta: dict[
     """The layout leaf that ``path`` of tensor parameter ``index``'s struct holds (params.py names it)."""
     p = next((p for p in params if p.index == index), None)
     named = field_by_path(tensor_fields(index, p.shape, meta), path) if p else None
-    m = _FIELD_NAME.search(named.name) if named else None
+    m = FIELD_NAME.search(named.name) if named else None
     return Field(index, m.group(1), int(m.group(2))) if m else None
 
 
@@ -161,7 +161,7 @@ class Rewriter:
             if isinstance(meta, dict) and "modes" not in meta and pf.offset == 0 and pf.width in (32, 64):
                 return Field(pf.param, "scalar", 0)  # a scalar parameter, read whole
             named = field_at(meta_fields(pf.param, meta), pf) if isinstance(meta, dict) else None
-            m = _FIELD_NAME.search(named.name) if named else None
+            m = FIELD_NAME.search(named.name) if named else None
             return Field(pf.param, m.group(1), int(m.group(2))) if m else None
         if op.kind is Kind.ARG:  # MLIR: a whole parameter; a scalar when its type is an integer
             index = int(op.attrs.get("param", -1))

@@ -44,6 +44,8 @@ class HostLaunch:
     graph: Graph
     #: for each kernel parameter, the host parameter passed to it unchanged (None: computed on the host)
     params: list[int | None] = field(default_factory=list)
+    #: for each kernel parameter, the host op whose value is passed (None: not resolved)
+    operands: list[int | None] = field(default_factory=list)
     #: op id of the value stored into grid[0..2] and block[0..2], or a constant
     grid: list[int] = field(default_factory=list)
     block: list[int] = field(default_factory=list)
@@ -69,6 +71,7 @@ def _launch(gr: Graph, n: int, kernel: str) -> HostLaunch:
     # the dataflow graph does not link an op of no integer result (the launch): resolve its operands here
     where = {r: op.id for op in gr.fn.ops() for r in op.results} | gr.params
     ops = [where.get(v) if isinstance(v, str) else None for v in gr.op(n).operands]
+    hl.operands = ops[1:]
     for d in ops[1:]:
         dop = gr.op(d) if d is not None else None
         hl.params.append(int(dop.attrs["param"]) if dop is not None and dop.kind is Kind.ARG else None)
@@ -84,7 +87,7 @@ def _launch(gr: Graph, n: int, kernel: str) -> HostLaunch:
                 hl.reason = f"{('grid', 'block')[part]}[{axis}] is not stored once into the launch config"
                 return hl
             dims.append(s)
-    why = _straight_line(gr, [*hl.grid, *hl.block], hl.program)
+    hl.program, why = program_for(gr, [*hl.grid, *hl.block])
     if why:
         hl.reason = why
     return hl
@@ -140,9 +143,38 @@ def _config_stores(gr: Graph, cfg: int) -> dict[tuple[int, int], int]:
     return {k: v for k, v in out.items() if k not in twice}
 
 
+def field_source(hl: HostLaunch, param: int, path: tuple[int, ...]) -> int | tuple[int, tuple[int, ...]] | None:
+    """Where field ``path`` of kernel parameter ``param`` comes from when the host builds that struct
+    (``llvm.insertvalue`` chains: a coordinate tensor, a re-laid-out view): the host op computing the
+    value, or ``(host parameter, path)`` for a field passed through from an argument; None if unknown."""
+    gr = hl.graph
+    n = hl.operands[param] if param < len(hl.operands) else None
+    for _ in range(256):  # an insertvalue chain is one op per field
+        if n is None:
+            return None
+        op = gr.op(n)
+        if op.kind is Kind.INSERT:
+            q = tuple(op.attrs.get("path", ()))
+            inside = path[: len(q)] == q
+            path = path[len(q) :] if inside else path
+            defs = gr.defs(n, 0 if inside else 1)
+            n = defs[0] if len(defs) == 1 else None
+        elif op.kind is Kind.ARG and "param" in op.attrs:
+            return (int(op.attrs["param"]), path)
+        elif op.kind is Kind.EXTRACT and len(root := gr.defs(n, 0)) == 1 and gr.op(root[0]).kind is Kind.ARG:
+            return (int(gr.op(root[0]).attrs.get("param", -1)), (*op.attrs.get("path", ()), *path))
+        else:
+            return n if not path else None
+    return None
+
+
+def program_for(gr: Graph, roots: list[int]) -> tuple[list[int], str | None]:
+    """The ops behind ``roots``, definitions first, and a reason when one is not pure arithmetic."""
+    order: list[int] = []
+    return order, _straight_line(gr, roots, order)
+
+
 def _straight_line(gr: Graph, roots: list[int], order: list[int]) -> str | None:
-    """Fill ``order`` with the ops behind ``roots`` (definitions first); a reason when one is not pure
-    arithmetic."""
     done: set[int] = set()
     for root in roots:
         stack: list[tuple[int, bool]] = [(root, False)]

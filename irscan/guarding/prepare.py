@@ -17,13 +17,14 @@ from typing import Any
 
 from irscan import checks
 from irscan.analysis import dataflow
+from irscan.analysis.params import tensor_fields
 from irscan.analysis.ranges import Facts, Ranges
 from irscan.checks.base import Candidate, evaluate, widening_points
 from irscan.checks.explain import explain
 from irscan.checks.registry import CHECKS
 from irscan.findings import Finding, assign_ids
 from irscan.guarding.codegen import Compiled, Span, compile_guard
-from irscan.guarding.conditions import Condition, Rewriter, accessed_tensor, bind_extents, unbounded
+from irscan.guarding.conditions import FIELD_NAME, Condition, Rewriter, accessed_tensor, bind_extents, unbounded
 from irscan.guarding.host import HostLaunch, launches
 from irscan.ir import Function, Module
 
@@ -150,12 +151,25 @@ def prepare(module: Module, kernels: list[dict[str, Any]]) -> dict[str, ModuleGu
             if hl.kernel not in cache:
                 cache[hl.kernel] = kernel_conditions(module, kfn, by_name.get(hl.kernel, {}))
             conds, spans, names, findings = cache[hl.kernel]
-            mg.launches.append(_guard_launch(hl, conds, spans, names, findings, len(fn.params), by_name))
+            mg.launches.append(_guard_launch(kfn, hl, conds, spans, names, findings, len(fn.params), by_name))
         out[fn.name] = mg
     return out
 
 
+def kernel_paths(kfn: Function, kargs: list[dict[str, Any]]) -> dict[tuple[int, str, int], tuple[int, ...]]:
+    """(parameter, "shape"/"stride", mode) -> the field's path in the kernel parameter's struct."""
+    out: dict[tuple[int, str, int], tuple[int, ...]] = {}
+    for p in kfn.params:
+        meta = kargs[p.index] if p.index < len(kargs) else None
+        for f in tensor_fields(p.index, p.shape, meta):
+            m = FIELD_NAME.search(f.name)
+            if m:
+                out[(p.index, m.group(1), int(m.group(2)))] = f.path
+    return out
+
+
 def _guard_launch(
+    kfn: Function,
     hl: HostLaunch,
     conds: list[Condition],
     spans: list[Span],
@@ -170,7 +184,7 @@ def _guard_launch(
         return LaunchGuard(hl.kernel, conds, spans, names, None, f"not guarded: {hl.reason}", findings, hl.params)
     kargs = by_name.get(hl.kernel, {}).get("args", [])
     host_meta = {j: kargs[i] for i, j in enumerate(hl.params) if j is not None and i < len(kargs)}
-    compiled, skipped = compile_guard(hl, conds, spans, names, n_args, host_meta)
+    compiled, skipped = compile_guard(hl, conds, spans, names, n_args, host_meta, kernel_paths(kfn, kargs))
     how = "checked in Python before the launch (grid from the host code)" if compiled else "not guarded"
     if skipped:
         how += "; left out: " + "; ".join(skipped)
