@@ -83,22 +83,25 @@ def _sink_info(gr: Graph, n: int) -> dict[str, Any]:
 
 
 def _path_to_sink(gr: Graph, start: int, sink: int) -> list[int]:
-    """The ops between a widening point and its access, found by networkx on the forward cone only."""
-    import networkx as nx
-
-    cone = nx.DiGraph()
-    todo, seen = [start], {start}
-    while todo and len(seen) < 4000:
-        n = todo.pop()
-        for u, _slot in gr.users(n):
-            cone.add_edge(n, u)
-            if u not in seen and u != sink:
-                seen.add(u)
-                todo.append(u)
-    try:
-        return list(nx.shortest_path(cone, start, sink))[1:-1]
-    except (nx.NetworkXNoPath, nx.NodeNotFound):
+    """The ops between a widening point and its access: a shortest path along uses, by breadth-first
+    search over the graph's adjacency (importing networkx for this one query cost more than a whole warm
+    scan; the graph is still there as networkx for anyone who wants it: ``Graph.g``)."""
+    parent: dict[int, int] = {start: start}
+    frontier = [start]
+    while frontier and sink not in parent and len(parent) < 4000:
+        nxt: list[int] = []
+        for n in frontier:
+            for u, _slot in gr.users(n):
+                if u not in parent:
+                    parent[u] = n
+                    nxt.append(u)
+        frontier = nxt
+    if sink not in parent:
         return []
+    path = [sink]
+    while path[-1] != start:
+        path.append(parent[path[-1]])
+    return path[::-1][1:-1]
 
 
 def explain(gr: Graph, rg: Ranges, c: Candidate, check: Check, ctx: Context) -> Finding:
