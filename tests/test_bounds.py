@@ -284,3 +284,20 @@ def test_a_loop_counter_is_bounded_by_the_loops_own_bound() -> None:
     phi = rg.gr.block_args["loop"][0]
     bs = rg.bounds(rg.value(phi))
     assert (((M, 1),), 0) in _terms(bs) and "loop:" in bs[0].fact
+
+
+def test_a_guard_holds_down_a_long_dominator_chain() -> None:
+    # if row < M: 2,000 blocks in a row, the use at their end; else: return (no walk per query
+    # back to the entry, no recursion)
+    b, row, _, _ = _guarded("slt")
+    then = next(x for x in b.fn.blocks if x.label == "then")
+    then.succs = [Successor("c0")]
+    for i in range(2000):
+        b.block(f"c{i}")
+        b.branch((f"c{i + 1}", ()))
+    b.block("c2000")
+    use = b.op(Kind.SEXT, row, width=64, src_width=32)
+    rg = _ranges(b)
+    assert (((M, 1),), -1) in _terms(rg.bounds(_val(rg, row), at=int(use[1:])))
+    else_op = next(x for x in b.fn.blocks if x.label == "else").ops[0].id
+    assert (((M, 1),), -1) not in _terms(rg.bounds(_val(rg, row), at=else_op))  # the false edge

@@ -105,34 +105,36 @@ class Guards:
         """The facts ``x <= rhs`` that hold at op ``at`` because a compare's edge dominates it."""
         if at not in self.gr:
             return []
-        if self._guards is None:
-            self._guards = {}
-        block = self.gr.op(at).block
-        if block not in self._guards:
-            self._guards[block] = self._block_guards(block)
-        return self._guards[block]
+        return self._block_guards(self.gr.op(at).block)
 
     def _block_guards(self, block: int) -> list[Guard]:
-        if self._cfg is None:
+        """A block's facts: its entering edge's, then its immediate dominator's (memoised per block,
+        filled down the dominator chain from the nearest block already known: linear in all)."""
+        if self._cfg is None or self._guards is None:
             succ = cfg_successors(self.gr.fn)
             preds: list[list[int]] = [[] for _ in succ]
             for b, ss in enumerate(succ):
                 for s in ss:
                     preds[s].append(b)
             index = {x.label: i for i, x in enumerate(self.gr.fn.blocks)}
-            self._cfg = (immediate_dominators(succ), preds, index)
+            self._cfg, self._guards = (immediate_dominators(succ), preds, index), {}
         idom, preds, index = self._cfg
+        memo = self._guards
         if not 0 <= block < len(idom) or idom[block] == -1:
             return []
-        out: list[Guard] = []
+        chain = []
         t = block
-        while True:
-            ps = preds[t]
-            if len(ps) == 1 and ps[0] != t:
-                out += self._edge_facts(ps[0], t, index)
-            if idom[t] == t or len(out) > _MAX_CONDS:
-                return out
+        while t not in memo:
+            chain.append(t)
+            if idom[t] == t:
+                break
             t = idom[t]
+        for t in reversed(chain):
+            up = memo.get(idom[t], []) if idom[t] != t else []
+            ps = preds[t]
+            own = self._edge_facts(ps[0], t, index) if len(ps) == 1 and ps[0] != t else []
+            memo[t] = (own + up)[:_MAX_CONDS]
+        return memo[block]
 
     def _edge_facts(self, b: int, t: int, index: dict[str, int]) -> list[Guard]:
         """The compares that hold on the edge b -> t."""
