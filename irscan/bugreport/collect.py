@@ -116,3 +116,22 @@ def kernel_params(km: dict[str, Any]) -> list[str]:
         return []
     names = [a.arg for a in node.args.args]
     return names[1:] if names[:1] == ["self"] else names
+
+
+@dataclass
+class Evidence:
+    """What was re-run for one report, so the text says only what was checked.  ``reduced``: the file
+    name of the reduced module, None when none reproduces; ``repro``: the repro script's file name and
+    whether ``irscan audit`` of it reproduced; ``matrix``: release -> affected / not affected / does not
+    compile; ``first_bad``: what ``--bisect`` found."""
+
+    svg: str | None = None
+    reduced: str | None = None
+    reduced_ops: tuple[int, int] = (0, 0)
+    reduced_note: str = ""
+    repro: str | None = None
+    repro_reproduces: bool | None = None
+    repro_note: str = ""
+    matrix: dict[str, str] = field(default_factory=dict)
+    first_bad: str | None = None
+    bisect_note: str = ""

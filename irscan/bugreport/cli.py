@@ -1,0 +1,54 @@
+"""``irscan report [FINDING_ID...|--all] [CAPTURE_DIR|REPORT.json] [-o DIR]``: wiring only."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("report", help="write a ready-to-file upstream bug report per root cause, with a minimal repro")
+    p.add_argument("items", nargs="+", metavar="FINDING_ID|SOURCE", help="finding ids, then a capture folder, IR file or saved JSON report")
+    p.add_argument("--all", action="store_true", help="one report per root cause of every finding")
+    p.add_argument("-o", "--out", default="irscan-reports", help="folder for the reports (default ./irscan-reports)")
+    p.add_argument("--no-script", action="store_true", help="do not write (and re-run) the compile-only repro script")
+    p.add_argument("--matrix", metavar="V1,V2,...", help="run the repro script under each release, e.g. 4.4.2,4.5.0,4.5.1,4.8.1")
+    p.add_argument("--bisect", nargs=2, metavar=("GOOD", "BAD"), help="find the first affected release between two")
+    p.set_defaults(func=cmd_report)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from irscan.bugreport.collect import group, load_findings
+    from irscan.bugreport.write import write_report
+
+    *ids, source = args.items
+    if not Path(source).exists():
+        print(f"irscan: error: {source}: no such capture folder, IR file or report", file=sys.stderr)
+        return 2
+    causes = group(load_findings(Path(source)))
+    known = {f["id"]: rc for rc in causes for f in rc.findings}
+    if not ids and not args.all:
+        print("irscan: error: name finding ids or give --all", file=sys.stderr)
+        ids = []
+    unknown = [i for i in ids if i not in known]
+    if unknown or (not ids and not args.all):
+        if unknown:
+            print(f"irscan: error: no finding {', '.join(unknown)} in {source}", file=sys.stderr)
+        print("  the findings there: " + (", ".join(sorted(known)) or "none"), file=sys.stderr)
+        return 2
+    chosen = causes if args.all else list({id(known[i]): known[i] for i in ids}.values())
+    failed = 0
+    after = None
+    if args.matrix or args.bisect:
+        from irscan.bugreport.matrix import filler
+
+        after = filler(args.matrix, args.bisect)
+    for rc in chosen:
+        md = write_report(rc, Path(args.out), not args.no_script, after)
+        if md is None:
+            failed += 1
+        else:
+            print(f"irscan: wrote {md}", file=sys.stderr)
+    return 1 if failed else 0

@@ -1,0 +1,156 @@
+"""A standalone compile-only repro script: the kernel's own source file (its definitions kept, its
+top-level compile calls and fake tensors dropped) and one ``cute.compile`` of the recorded host
+function with fake tensors of the shapes, strides and dtypes meta.json recorded.  No GPU is needed;
+``irscan audit -- python <id>_repro.py`` must report the finding again (``check``)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from irscan.bugreport.collect import RootCause, function_at
+from irscan.bugreport.reduce import Target
+
+_DTYPES = {
+    "bf16": "BFloat16", "f16": "Float16", "f32": "Float32", "f64": "Float64", "i8": "Int8", "i16": "Int16",
+    "i32": "Int32", "i64": "Int64", "u8": "Uint8", "u16": "Uint16", "u32": "Uint32", "u64": "Uint64",
+}  # fmt: skip
+_BYTES = {"8": 1, "16": 2, "32": 4, "64": 8}
+_ALIGN = re.compile(r"align<(\d+)>")
+_DIV = re.compile(r"div=(\d+)")
+#: top-level calls that make the program's own fake tensors or compile it: the repro makes its own
+_DROP_CALLS = {"compile", "make_fake_tensor", "from_dlpack", "make_fake_compact_tensor"}
+
+
+class NoRepro(Exception):
+    """Why no script can be written (the report says it)."""
+
+
+def _dim(mode: dict[str, Any], key: str) -> str:
+    m = mode[key]
+    if m["kind"] == "static":
+        return str(m["value"])
+    div = _DIV.search(str(m.get("text", "")))
+    d = f"divisibility={div.group(1)}" if div else ""
+    return f"_cute.sym_int64({d})" if m.get("width") == 64 else f"_cute.sym_int32({d})" if key == "stride" else f"_cute.sym_int({d})"
+
+
+def fake_arg(arg: dict[str, Any]) -> str:
+    """The Python expression of one recorded kernel argument."""
+    dtype = arg.get("dtype")
+    if dtype is None:
+        scalar = _DTYPES.get(str(arg.get("type")))
+        if scalar is None:
+            raise NoRepro(f"argument {arg.get('index')} is a `{arg.get('type', '?')[:40]}`, not a tensor or a scalar")
+        return f"_cutlass.{scalar}(0)"
+    if dtype not in _DTYPES or arg.get("space") != "gmem" or "(" in str(arg.get("layout", "")).split(":")[0][1:]:
+        raise NoRepro(f"argument {arg.get('index')} has a layout the script cannot rebuild (`{arg.get('layout')}`)")
+    modes = arg["modes"]
+    shape = ", ".join(_dim(m, "shape") for m in modes)
+    stride = ", ".join(_dim(m, "stride") for m in modes)
+    align = _ALIGN.search(str(arg.get("type", "")))
+    size = _BYTES.get(re.sub(r"\D", "", dtype), 4)
+    comma = "," if len(modes) == 1 else ""
+    return (
+        f"_fake(_cutlass.{_DTYPES[dtype]}, ({shape}{comma}), stride=({stride}{comma}), "
+        f"assumed_align={align.group(1) if align else size})"
+    )
+
+
+def _calls(node: ast.AST) -> set[str]:
+    out = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call):
+            f = n.func
+            out.add(f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "")
+    return out
+
+
+def kept_source(text: str) -> str:
+    """The program without its top-level statements that build fake tensors or compile (and without a
+    ``__main__`` block): its imports, constants and definitions."""
+    tree = ast.parse(text)
+    lines = text.split("\n")
+    drop: set[int] = set()
+    for st in tree.body:
+        main = isinstance(st, ast.If) and "__main__" in ast.unparse(st.test)
+        if main or (not isinstance(st, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)) and _calls(st) & _DROP_CALLS):
+            drop.update(range(st.lineno - 1, (st.end_lineno or st.lineno)))
+    return "\n".join(ln for i, ln in enumerate(lines) if i not in drop)
+
+
+def build(rc: RootCause) -> str:
+    """The script's text; raises NoRepro with the reason when there can be none."""
+    km = rc.kernel_meta()
+    jits = (rc.meta or {}).get("jit_functions", [])
+    src_file = Path(km.get("file") or "")
+    if not km.get("file") or not src_file.is_file():
+        raise NoRepro("the kernel's source file is not on this machine")
+    jit = next((j for j in jits if j.get("file") == km["file"]), None)
+    node = function_at(src_file, int(jit["line"])) if jit else None
+    if node is None:
+        raise NoRepro("no host @cute.jit function of the kernel's file was recorded")
+    params = [a.arg for a in node.args.args]
+    args = km.get("args", [])
+    if len(params) != len(args):
+        raise NoRepro(f"`{node.name}` takes {len(params)} arguments and the kernel {len(args)}: the recorded ones do not map")
+    fakes = [fake_arg(a) for a in args]
+    try:
+        body = kept_source(src_file.read_text())
+    except SyntaxError as exc:
+        raise NoRepro(f"{src_file} does not parse ({exc.msg})") from None
+    f = rc.lead
+    w = f.get("wraps_when") or {}
+    head = (
+        f'"""Compile-only repro of irscan finding {rc.id} (written by `irscan report`): {f["check"]} in '
+        f"`{node.name}` -> `{kernel_key_of(f)}`, {w.get('text', '')}.\n\n"
+        f"The source is {src_file.name} without its own compile calls; the call below passes fake tensors of the\n"
+        "shapes, strides and dtypes the capture recorded.  No GPU needed:\n\n"
+        f"    irscan audit -- python {rc.id}_repro.py\n"
+        '"""\n'
+    )
+    tail = [
+        "",
+        "# --- the recorded call: fake tensors as the capture's meta.json describes the kernel's arguments ---",
+        "import cutlass as _cutlass",
+        "import cutlass.cute as _cute",
+        "from cutlass.cute.runtime import make_fake_tensor as _fake",
+        "",
+        "_ARGS = [",
+        *(f"    {x}," for x in fakes),
+        "]",
+        f"_cute.compile({node.name}, *_ARGS)",
+        "",
+    ]
+    return head + body.rstrip("\n") + "\n" + "\n".join(tail)
+
+
+def kernel_key_of(f: dict[str, Any]) -> str:
+    from irscan.findings import kernel_key
+
+    return kernel_key(str(f["kernel"]))
+
+
+def check(script: Path, target: Target, timeout: float = 600) -> tuple[bool, str]:
+    """Run ``irscan audit`` of the script in a fresh process; whether it reports ``target`` again."""
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", "irscan", "audit", "--format", "json", "--", sys.executable, script.name],
+            cwd=script.parent, capture_output=True, text=True, timeout=timeout,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return False, f"`irscan audit` of it ran past {timeout:.0f} s"
+    try:
+        doc = json.loads(p.stdout)
+    except ValueError:
+        return False, f"`irscan audit` of it gave no report (exit {p.returncode}): {p.stderr.strip()[-300:]}"
+    found = doc.get("findings", []) + doc.get("rule_suppressed", [])
+    if any(target.matches(x) for x in found):
+        return True, ""
+    status = doc.get("program", {}).get("exit_status")
+    return False, f"the audit (program exit {status}) reports {len(doc.get('findings', []))} other finding(s)"

@@ -1,0 +1,78 @@
+"""The files of one report, each re-checked before the report may say so: the picture, the reduced
+module (scanned alone again once written), the repro script (audited again), the markdown.  A root
+cause none of whose repros reproduces gets no report: it is said on stderr instead."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from irscan.bugreport import repro as repro_mod
+from irscan.bugreport.collect import Evidence, RootCause
+from irscan.bugreport.reduce import Target, reduce_module, scan_alone
+from irscan.report import dot, markdown
+
+
+def _reduce(rc: RootCause, out: Path, ev: Evidence) -> None:
+    """The MLIR first (it carries the launch facts by itself), else the PTX."""
+    for f in sorted(rc.findings, key=lambda x: x["ir"] != "mlir"):
+        src = Path(f["ir_file"])
+        if not src.exists():
+            ev.reduced_note = f"the captured module {src} is gone"
+            continue
+        target = Target.of(f)
+        red = reduce_module(src.read_text(), src.suffix, target)
+        if red is None:
+            ev.reduced_note = f"the captured {f['ir'].upper()} module does not reproduce without its meta.json"
+            continue
+        name = f"{rc.id}.reduced{src.suffix}"
+        (out / name).write_text(red.text)
+        if not any(target.matches(x) for x in scan_alone(out / name)):  # re-run: the written file itself
+            ev.reduced_note = f"the reduced {f['ir'].upper()} module stopped reproducing once written"
+            (out / name).unlink()
+            continue
+        ev.reduced, ev.reduced_ops = name, (red.ops_before, red.ops_after)
+        notes = []
+        if src.suffix == ".mlir":
+            notes.append("The DSL's own parser (`cutlass._mlir.ir.Module.parse`) accepts it" if red.dsl_parses else "")
+            if not red.located:
+                notes.append("its locations are stripped (the printed ones do not parse back)")
+        ev.reduced_note = ", ".join(n for n in notes if n) + ("." if notes else "")
+        return
+
+
+def _repro(rc: RootCause, out: Path, ev: Evidence, after: Callable[[Path, Evidence], None] | None) -> None:
+    try:
+        text = repro_mod.build(rc)
+    except repro_mod.NoRepro as exc:
+        ev.repro_note = str(exc)
+        return
+    script = out / f"{rc.id}_repro.py"
+    script.write_text(text)
+    ok, why = repro_mod.check(script, Target.of(rc.lead))
+    ev.repro, ev.repro_reproduces, ev.repro_note = script.name, ok, why
+    if ok and after is not None:
+        after(script, ev)
+
+
+def write_report(
+    rc: RootCause, out: Path, with_script: bool = True, after_repro: Callable[[Path, Evidence], None] | None = None
+) -> Path | None:
+    """``out/<id>.md`` and its files; None (and a line on stderr) when nothing reproduces.  ``after_repro``
+    runs once the repro script has reproduced (the version matrix)."""
+    out.mkdir(parents=True, exist_ok=True)
+    ev = Evidence()
+    _reduce(rc, out, ev)
+    if with_script:
+        _repro(rc, out, ev, after_repro)
+    if ev.reduced is None and not ev.repro_reproduces:
+        why = "; ".join(n for n in (ev.reduced_note, ev.repro_note) if n)
+        print(f"irscan: {rc.id}: no repro reproduces the finding ({why}); no report written", file=sys.stderr)
+        return None
+    svg = f"{rc.id}.svg"
+    (out / svg).write_text(dot.to_svg(rc.lead["chain"], f"{rc.id}: {rc.lead['expression']}"))
+    ev.svg = svg
+    md = out / f"{rc.id}.md"
+    md.write_text(markdown.render(rc, ev))
+    return md

@@ -1,0 +1,213 @@
+"""A ready-to-file upstream bug report for one root cause, in the shape of a report that gets fixed
+(shared/seeds/004): title, summary, root cause with the arithmetic, the trigger in the user's terms,
+environment, version matrix, minimal repro, expected vs observed, the fix.  Every sentence is built
+from the finding and from what was re-run (``Evidence``); a section with nothing behind it says so."""
+
+from __future__ import annotations
+
+import platform
+import re
+from typing import Any
+
+from irscan.bugreport.collect import Evidence, RootCause
+from irscan.bugreport.terms import element_bytes, user_terms, witness_rows
+from irscan.findings import kernel_key, portable_path
+
+_DSL_CALL = re.compile(r"\b(cute(?:\.\w+)+)\(")
+
+
+def _n(v: int) -> str:
+    return f"{v:,}"
+
+
+def _cell(s: str) -> str:
+    return "`" + s.replace("|", "\\|").replace("`", "'").strip() + "`" if s.strip() else ""
+
+
+def _where(f: dict[str, Any]) -> str:
+    return f"{portable_path(f['file'])}:{f['line']}" if f.get("file") else f"{f['ir_file']}:{f['ir_line']}"
+
+
+def _dsl_call(f: dict[str, Any]) -> str | None:
+    for src in ((f.get("origin") or {}).get("source"), f.get("source")):
+        m = _DSL_CALL.search(src or "")
+        if m:
+            return m.group(1)
+    return None
+
+
+def trigger(f: dict[str, Any], params: list[str]) -> str:
+    """``mdO.stride(0) ... >= 2^31``, i.e. from 220,753 of the input: the condition as the user reads it."""
+    w = f.get("wraps_when") or {}
+    expr = user_terms(str(f.get("expression", "")), params)
+    at = str(w.get("wraps_at") or ("2^32" if (f.get("witness") or {}).get("extension") == "zero" else "2^31"))
+    if w.get("input") is None or w.get("threshold") is None:
+        return f"`{expr} >= {at}`"
+    name = user_terms(str(w["input"]), params)
+    out = f"`{expr} >= {at}`, i.e. from `{name}` = {_n(int(w['threshold']))}"
+    launch = (w.get("safe_while") or {}).get("launch")
+    return out + (f" with the launch's {launch}" if launch else "")
+
+
+def title(rc: RootCause) -> str:
+    f = rc.lead
+    call = _dsl_call(f)
+    what = f"`{call}`" if call else f"`{(f.get('source') or '').strip()[:60]}`"
+    return f"[CuTe DSL] `{kernel_key(f['kernel'])}`: 32-bit overflow of the address offset in {what} when {trigger(f, rc.params)}"
+
+
+def _chains(rc: RootCause) -> list[str]:
+    """MLIR and PTX side by side, only the chain's ops, in chain order."""
+    mlir = next((f for f in rc.findings if f["ir"] == "mlir"), None)
+    ptx = next((f for f in rc.findings if f["ir"] == "ptx"), None)
+    cols = [c for c in (mlir, ptx) if c is not None]
+    head = " | ".join(f"{c['ir'].upper()} (`{c['ir_file'].rsplit('/', 1)[-1]}`)" for c in cols)
+    out = [f"| {head} |", "|" + "---|" * len(cols)]
+    steps = [c["chain"] for c in cols]
+
+    def cell(s: dict[str, Any]) -> str:
+        mark = " **← wraps**" if s.get("wraps") else (f" ({s['note']})" if s.get("note") else "")
+        return f"{_cell(str(s['text']).split(' loc(')[0][:110])}{mark}"
+
+    for i in range(max(len(s) for s in steps)):
+        out.append("| " + " | ".join(cell(s[i]) if i < len(s) else "" for s in steps) + " |")
+    return out
+
+
+def _table(f: dict[str, Any], params: list[str]) -> list[str]:
+    rows = witness_rows(f, params)
+    wit = f.get("witness") or {}
+    size = element_bytes(f)
+    out = ["| step | intended value | 32-bit value | address offset |", "|---|---:|---:|---:|"]
+    if rows:
+        for r in rows:
+            off = f"{_n(r.intended * size)} B → {_n(r.offset)} B" if size and r.offset is not None else "n/a"
+            out.append(f"| `{r.step}` | {_n(r.intended)} | {_n(r.bits32)} | {off} |")
+    elif wit:
+        off = f"{_n(wit['true'] * size)} B → {_n(wit['extended'] * size)} B" if size else wit.get("extended_hex", "")
+        out.append(f"| `{user_terms(str(f['expression']), params)}` | {_n(wit['true'])} | {_n(wit['i32'])} | {off} |")
+    else:
+        return ["No witness was computed for this finding."]
+    ext = "sign-extended" if wit.get("extension") != "zero" else "zero-extended"
+    out.append("")
+    out.append(f"The 32-bit value is {ext} to 64 bits ({wit.get('extended_hex', '?')}) before it is added to the pointer.")
+    return out
+
+
+def _environment(rc: RootCause) -> list[str]:
+    env = dict((rc.meta or {}).get("environment") or {})
+    arch = (rc.meta or {}).get("arch", "not recorded")
+    out = [
+        f"- `nvidia-cutlass-dsl` {env.get('dsl_version', 'not recorded')} ({env.get('wheel_flavour', 'flavour not recorded')} wheel)",
+        f"- target arch: {arch} (compile only; no GPU was used)",
+        f"- Python {env.get('python', platform.python_version())}",
+        f"- PyTorch {env['torch']}" if env.get("torch") else "- PyTorch: not used by the program",
+    ]
+    return out
+
+
+def _dsl_part(rc: RootCause) -> list[str]:
+    """What the DSL does wrong, when the narrowing comes from a DSL function rather than the user's own
+    arithmetic: the function, the widths of its operands and what it should do."""
+    f = rc.lead
+    call = _dsl_call(f)
+    if call is None:
+        return []
+    widths = sorted({int(s["width"]) for s in f["chain"] if s.get("role") in ("input", "arithmetic") and s.get("width")})
+    wrap = next((s for s in f["chain"] if s.get("wraps")), None)
+    tensor = (f.get("memory") or {}).get("tensor")
+    km = rc.kernel_meta()
+    layout = next((a.get("layout") for a in km.get("args", []) if tensor and f"arg{a.get('index')}" == tensor), None)
+    lay = f" (layout `{layout}`)" if layout else ""
+    op = f"`{wrap['op']}`" if wrap else "the index arithmetic"
+    if layout and re.search(r"\?(?!\{i64)", layout.split(":", 1)[-1]):
+        return [
+            "",
+            f"**On the DSL's side.** `{call}` computes at the width of its operands (i{'/i'.join(map(str, widths))}); "
+            f"the 32-bit dynamic stride in `{layout}` is the program's own choice (`cute.sym_int32`, "
+            "`use_32bit_stride`), so the fix is the user's; the DSL could warn when a 32-bit stride indexes global memory.",
+        ]
+    return [
+        "",
+        f"**What the DSL does wrong.** `{call}` computes the offset into "
+        f"{'`' + user_terms(tensor, rc.params) + '`' if tensor else 'the tensor'}{lay} at the width of its operands "
+        f"(i{'/i'.join(map(str, widths)) or '32'}): {op} is 32-bit, and its result is the index of a 64-bit "
+        "address. Since the value addresses global memory, the product should be formed in 64 bits (widen the "
+        "coordinate or the stride before the multiply), as it is when the stride is a dynamic 64-bit one.",
+    ]
+
+
+def render(rc: RootCause, ev: Evidence) -> str:
+    f = rc.lead
+    w = f.get("wraps_when") or {}
+    twin = next((x for x in rc.findings if x is not f), None)
+    access = str(f.get("sink", {}).get("kind", "access"))
+    lines = [f"# {title(rc)}", "", "## Summary", ""]
+    lines.append(
+        f"In kernel `{kernel_key(f['kernel'])}` ({_where(f)}), the {access} address is computed from "
+        f"`{user_terms(str(f['expression']), rc.params)}` in 32 bits. It wraps when {trigger(f, rc.params)}; "
+        f"the wrapped offset is {'sign' if (f.get('witness') or {}).get('extension') != 'zero' else 'zero'}-extended "
+        f"and added to the tensor's base pointer, so the kernel reads or writes outside the tensor "
+        f"({'undefined behaviour in LLVM: the op carries nsw' if f.get('undefined_behaviour') else 'a silent wrap'}). "
+        f"irscan's verdict: **{f['severity']}** ({f['check']})."
+    )
+    if twin is not None:
+        tw = twin.get("wraps_when") or {}
+        lines.append(f"The {twin['ir'].upper()} of the same access wraps when `{user_terms(str(tw.get('text', '?')), rc.params)}`.")
+    lines += ["", "## Root cause", "", f"The Python statement ({_where(f)}):", "", "```python", (f.get("source") or "").strip(), "```"]
+    if f.get("origin"):
+        o = f["origin"]
+        lines += ["", f"The wrapping op itself comes from {portable_path(o['file'])}:{o['line']}: `{o.get('source', '')}`."]
+    lines += ["", "The chain from the inputs to the access (only its ops):", "", *_chains(rc), "", "At the witness:", ""]
+    lines += _table(f, rc.params)
+    for fact in f.get("facts", []):
+        lines.append(f"- {user_terms(fact, rc.params)}")
+    lines += ["", "## Trigger", "", f"{trigger(f, rc.params)}."]
+    sw = w.get("safe_while") or {}
+    if sw.get("solved"):
+        lines.append(f"It stays correct while {user_terms(sw['solved'], rc.params)}.")
+    mem = f.get("memory") or {}
+    if mem.get("bytes"):
+        lines.append(f"At the threshold the tensor `{user_terms(mem['tensor'], rc.params)}` needs {_n(int(mem['bytes']))} bytes, which fits on one GPU.")
+    lines += ["", "## Environment", "", *_environment(rc)]
+    lines += ["", "## Version matrix", ""]
+    if ev.matrix:
+        lines += ["| release | result |", "|---|---|", *(f"| {k} | {v} |" for k, v in ev.matrix.items())]
+        if ev.first_bad:
+            lines.append(f"\nFirst affected release (bisect): **{ev.first_bad}**.")
+    else:
+        lines.append("Not run (`irscan report --matrix 4.4.2,4.5.0,4.5.1,4.8.1` fills it).")
+    if ev.bisect_note:
+        lines.append(ev.bisect_note)
+    lines += ["", "## Minimal repro", ""]
+    if ev.reduced:
+        a, b = ev.reduced_ops
+        lines.append(
+            f"- Reduced module [`{ev.reduced}`]({ev.reduced}): {b} ops (from {a}), re-run: `irscan scan {ev.reduced}` "
+            f"reports this finding by itself. {ev.reduced_note}"
+        )
+    else:
+        lines.append(f"- No reduced module: {ev.reduced_note or 'the captured module does not reproduce on its own'}.")
+    if ev.repro:
+        state = "reproduces" if ev.repro_reproduces else "**does not reproduce**"
+        lines.append(f"- Compile-only script [`{ev.repro}`]({ev.repro}) (no GPU needed): re-run, `irscan audit -- python {ev.repro}` {state} it. {ev.repro_note}")
+    else:
+        lines.append(f"- No repro script: {ev.repro_note or 'the kernel does not come from a file irscan can import'}.")
+    lines += [
+        "",
+        "## Expected vs observed",
+        "",
+        "| | value |",
+        "|---|---|",
+        f"| expected offset | {_n((f.get('witness') or {}).get('true', 0))} elements |",
+        f"| observed (32-bit, extended) | {_n((f.get('witness') or {}).get('extended', 0))} elements |",
+        "",
+        "## Fix",
+        "",
+        f"On the user's side: {user_terms(str(f.get('fix', '')), rc.params)}.",
+        *_dsl_part(rc),
+    ]
+    if ev.svg:
+        lines += ["", "## The chain", "", f"![chain of {rc.id}]({ev.svg})"]
+    lines += ["", f"<sub>irscan finding {', '.join(x['id'] for x in rc.findings)}</sub>", ""]
+    return "\n".join(lines)
