@@ -350,6 +350,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_patch_parser(sub)  # irscan patch CAPTURE_DIR|FILE.mlir|FILE.ptx -o OUT
 
+    from irscan.bugreport.cli import add_parser as add_report_parser
+
+    add_report_parser(sub)  # irscan report [FINDING_ID...|--all] SOURCE -o OUT (irscan/bugreport)
+
     p = sub.add_parser("diff", help="what got narrower between two builds (new, fixed, changed, narrowed)")
     p.add_argument("base", metavar="BASE", help="capture folder or saved --format json report of the base build")
     p.add_argument("new", metavar="NEW", help="the same for the new build")
