@@ -167,3 +167,46 @@ def test_a_guard_inside_a_capture_rides_on_it(run_python, tmp_path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split()[-1] == "True"
     assert [p.name.startswith("000_kernel_cutlass_pitched_copy") for p in tmp_path.iterdir()] == [True]
+
+
+HOST_BUILT = """
+import irscan
+from irscan.guarding.dryrun import virtual
+with irscan.guard() as g:
+    import cutlass, cutlass.cute as cute
+    from cutlass.cute.runtime import make_fake_tensor
+
+    @cute.kernel
+    def col_copy(t: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        bidx, _, _ = cute.arch.block_idx()
+        t[tidx, bidx] = t[tidx, bidx] + 1.0
+
+    @cute.jit
+    def host(a: cute.Tensor):  # the kernel gets a view the host builds: a's row stride as its mode 1
+        t = cute.make_tensor(a.iterator, cute.make_layout((a.shape[1], a.shape[0]), stride=(1, a.stride[0])))
+        col_copy(t).launch(grid=(cute.size(a, mode=[0]), 1, 1), block=(128, 1, 1))
+
+    a = make_fake_tensor(cutlass.Float32, (cute.sym_int32(), 128), stride=(cute.sym_int32(), 1), assumed_align=16)
+    f = cute.compile(host, a)
+for pitch in (262_144, 262_176):
+    try:
+        f(virtual((8192, 128), (pitch, 1)))
+    except Exception as e:
+        print(pitch, type(e).__name__, str(e).strip().splitlines()[0])
+"""
+
+
+def test_a_view_the_host_builds_is_checked_through_the_arguments_fields(run_python, tmp_path) -> None:
+    """The kernel's tensor is a view the host assembles from the argument's fields, and the grid is the
+    argument's row count: the guard reads the argument's layout before lowering, traces the view's
+    stride to the argument's row pitch, and decides at the pitch where ctaid.x * pitch + tid.x leaves i32."""
+    _no_gpu()
+    prog = tmp_path / "host_built.py"
+    prog.write_text(HOST_BUILT)
+    proc = run_python(prog, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    below, above = proc.stdout.strip().splitlines()[-2:]
+    assert below.startswith("262144 DSLCudaRuntimeError") or below.startswith("262144 RuntimeError"), below
+    assert above.startswith("262176 WrapError") and "ctaid.x*t.stride[1] + tid.x reaches 2,147,483,743" in above
+    assert "(grid.x = 8,192, block.x = 128, t.stride[1] = 262,176)" in above, above

@@ -122,6 +122,9 @@ LLVM_ONLY_CALLBACKS: list[Callable[[Any, str, dict[str, KernelInfo]], str | None
 #: (the patcher's PTX-side checks); ``recompile(other_module, dump_prefix)`` runs the same tail on
 #: another module (the unpatched original, to compare, or to compile instead: fail open).
 AFTER_TAIL_CALLBACKS: list[Callable[[Any, Path, Any, Callable[[Any, str], Any]], Any]] = []
+#: Before the first half: ``callback(module)`` on the CuTe-level module, to read (not change) what
+#: lowering erases, such as which modes of a host argument are dynamic (the launch guard).
+PRE_LOWERING_CALLBACKS: list[Callable[[Any], None]] = []
 
 
 def _hooked_compile(self: Any, module: Any, pipeline: str, *args: Any, **kwargs: Any) -> Any:
@@ -145,6 +148,13 @@ def _hooked_compile(self: Any, module: Any, pipeline: str, *args: Any, **kwargs:
             raise
         session.warn("set-up", exc)
         return _original(self, module, pipeline, *args, **kwargs)
+    for early in list(PRE_LOWERING_CALLBACKS):
+        try:
+            early(module)
+        except Exception as exc:
+            if session.strict:
+                raise
+            session.warn(f"callback {getattr(early, '__qualname__', early)}", exc)
     overhead = time.perf_counter() - t0
 
     # The DSL's post-compile hook (TVM-FFI wrapping, verification) expects a fully lowered module:

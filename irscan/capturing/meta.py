@@ -107,17 +107,34 @@ def kernel_signatures(module: Any) -> dict[str, KernelInfo]:
                 continue
             name = name.strip('"')
             file, line = loc_file_line(str(f.location))
-            info = KernelInfo(name=name, file=file, line=line)
-            ftype = _attr_text(f, "function_type") or ""
-            inputs = ftype[1 : ftype.find(") ->")] if ftype.startswith("(") else ""
-            for i, t in enumerate(split_top(inputs)):
-                arg: dict[str, Any] = {"index": i, "type": t}
-                tensor = describe_tensor_type(t)
-                if tensor:
-                    arg.update(tensor)
-                info.args.append(arg)
+            info = KernelInfo(name=name, file=file, line=line, args=signature_args(f))
             infos[name] = info
     return infos
+
+
+def signature_args(f: Any) -> list[dict[str, Any]]:
+    """One entry per argument of function op ``f``: {"index", "type"} and, for tensors, their layout."""
+    ftype = _attr_text(f, "function_type") or ""
+    inputs = ftype[1 : ftype.find(") ->")] if ftype.startswith("(") else ""
+    args = []
+    for i, t in enumerate(split_top(inputs)):
+        arg: dict[str, Any] = {"index": i, "type": t}
+        tensor = describe_tensor_type(t)
+        if tensor:
+            arg.update(tensor)
+        args.append(arg)
+    return args
+
+
+def host_signatures(module: Any) -> dict[str, list[dict[str, Any]]]:
+    """The host-side functions' arguments with their layouts, by function name (before any pass runs:
+    lowered, a tensor argument is a struct of its dynamic modes only, which no longer says which)."""
+    out = {}
+    for top in module.body.operations:
+        name = _attr_text(top, "sym_name")
+        if top.operation.name != "gpu.module" and name is not None:
+            out[name.strip('"')] = signature_args(top)
+    return out
 
 
 def jit_functions(module: Any) -> list[dict[str, Any]]:

@@ -130,8 +130,14 @@ def kernel_conditions(
     return conds, spans, names, [f for _, f in pairs]
 
 
-def prepare(module: Module, kernels: list[dict[str, Any]]) -> dict[str, ModuleGuard]:
-    """Guards of every host function of ``module`` that launches a kernel, by host function name."""
+def prepare(
+    module: Module, kernels: list[dict[str, Any]], host_args: dict[str, list[dict[str, Any]]] | None = None
+) -> dict[str, ModuleGuard]:
+    """Guards of every host function of ``module`` that launches a kernel, by host function name.
+
+    ``host_args``: the host functions' arguments with their layouts, read before lowering
+    (``capturing.meta.host_signatures``); without them a host argument's fields are named only through a
+    kernel parameter it is passed to as it is."""
     by_name = {k["name"]: k for k in kernels}
     kfns = {fn.name: fn for fn in module.functions if fn.kernel and fn.blocks}
     out: dict[str, ModuleGuard] = {}
@@ -151,7 +157,8 @@ def prepare(module: Module, kernels: list[dict[str, Any]]) -> dict[str, ModuleGu
             if hl.kernel not in cache:
                 cache[hl.kernel] = kernel_conditions(module, kfn, by_name.get(hl.kernel, {}))
             conds, spans, names, findings = cache[hl.kernel]
-            mg.launches.append(_guard_launch(kfn, hl, conds, spans, names, findings, len(fn.params), by_name))
+            hargs = (host_args or {}).get(fn.name, [])
+            mg.launches.append(_guard_launch(kfn, hl, conds, spans, names, findings, len(fn.params), by_name, hargs))
         out[fn.name] = mg
     return out
 
@@ -177,6 +184,7 @@ def _guard_launch(
     findings: list[Finding],
     n_args: int,
     by_name: dict[str, dict[str, Any]],
+    host_args: list[dict[str, Any]],
 ) -> LaunchGuard:
     if not conds and not spans:
         return LaunchGuard(hl.kernel, [], [], names, None, "no finding: nothing to check", findings, hl.params)
@@ -184,6 +192,7 @@ def _guard_launch(
         return LaunchGuard(hl.kernel, conds, spans, names, None, f"not guarded: {hl.reason}", findings, hl.params)
     kargs = by_name.get(hl.kernel, {}).get("args", [])
     host_meta = {j: kargs[i] for i, j in enumerate(hl.params) if j is not None and i < len(kargs)}
+    host_meta |= {j: a for j, a in enumerate(host_args) if isinstance(a, dict) and "modes" in a}
     compiled, skipped = compile_guard(hl, conds, spans, names, n_args, host_meta, kernel_paths(kfn, kargs))
     how = "checked in Python before the launch (grid from the host code)" if compiled else "not guarded"
     if skipped:

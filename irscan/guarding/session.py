@@ -45,17 +45,24 @@ class GuardSession:
 
 
 class _Callback:
-    """The capture hook's callback: scan the module, register its checks."""
+    """The capture hook's callbacks: read the host arguments' layouts before lowering (``early``),
+    then scan the lowered module and register its checks."""
 
     def __init__(self, session: GuardSession):
         self.session = session
         self.__qualname__ = "irscan guard"
+        self.host_args: dict[int, dict[str, list[dict[str, Any]]]] = {}  # id(module) -> by host function
+
+    def early(self, module: Any) -> None:
+        from irscan.capturing.meta import host_signatures
+
+        self.host_args[id(module)] = host_signatures(module)
 
     def __call__(self, module: Any, text: str, infos: dict[str, Any]) -> None:
         from irscan.frontend import mlir
 
         parsed = mlir.parse_module(text, str(self.session.out / "module.mlir"))
-        guards = prepare(parsed, [asdict(k) for k in infos.values()])
+        guards = prepare(parsed, [asdict(k) for k in infos.values()], self.host_args.pop(id(module), {}))
         self.session.modules.append(guards)
         runtime.register(module, guards, self.session.mode)
 
@@ -84,7 +91,7 @@ def guard(
             folder = Path(out or str(tmp))
             stack.enter_context(hook.capture(out=folder, strict=strict, lineinfo=True))
         session = GuardSession(mode, folder)
-        stack.callback(hook.LLVM_ONLY_CALLBACKS.remove, arm_session(session))
+        stack.callback(disarm, arm_session(session))
         yield session
 
 
@@ -94,8 +101,16 @@ def arm_session(session: GuardSession) -> _Callback:
 
     runtime.install()
     callback = _Callback(session)
+    hook.PRE_LOWERING_CALLBACKS.append(callback.early)
     hook.LLVM_ONLY_CALLBACKS.append(callback)
     return callback
+
+
+def disarm(callback: _Callback) -> None:
+    from irscan.capturing import hook
+
+    hook.PRE_LOWERING_CALLBACKS.remove(callback.early)
+    hook.LLVM_ONLY_CALLBACKS.remove(callback)
 
 
 def _summary(session: GuardSession) -> None:
