@@ -148,11 +148,8 @@ class _Writer:
             if b != "0":
                 his.append(b if c == 1 else f"{c} * {b}")
         lo_e, hi_e = " + ".join(los) or "0", " + ".join(his) or "0"
-        if lo_e == hi_e and len(los) == 1 and los[0].isidentifier():
-            return lo_e, hi_e
-        if len(los) <= 1 and len(his) <= 1 and (lo_e.isidentifier() or lo_e.lstrip("-").isdigit()):
-            if hi_e.isidentifier() or hi_e.lstrip("-").isdigit():
-                return lo_e, hi_e
+        if all(e.isidentifier() or e.lstrip("-").isdigit() for e in (lo_e, hi_e)):
+            return lo_e, hi_e  # a single local or literal each: nothing to compute
         v = self.fresh()
         if lo_e == hi_e:
             self.lines.append(f"{v} = {lo_e}")
