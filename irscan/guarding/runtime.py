@@ -36,7 +36,6 @@ _lock = threading.Lock()
 _pending: dict[int, tuple[Any, dict[str, ModuleGuard], str]] = {}
 _subclasses: dict[type, type] = {}
 _original_init: Callable[..., None] | None = None
-_notes: list[str] = []  # what the guard said about kernels it could not check (for reports and tests)
 
 
 def register(module: Any, guards: dict[str, ModuleGuard], mode: str) -> None:
@@ -50,7 +49,6 @@ def register(module: Any, guards: dict[str, ModuleGuard], mode: str) -> None:
 
 
 def _say(msg: str) -> None:
-    _notes.append(msg)
     print(msg, file=sys.stderr)
 
 
@@ -59,8 +57,7 @@ class Checker:
 
     def __init__(self, mg: ModuleGuard, mode: str):
         self.mode = mode
-        self.guards = mg.active
-        self.checks = tuple((g, g.compiled.check) for g in self.guards if g.compiled is not None)
+        self.checks = tuple((g, g.compiled.check) for g in mg.active if g.compiled is not None)
         self.warned: set[tuple[str, int | str]] = set()
 
     def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
