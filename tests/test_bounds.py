@@ -301,3 +301,23 @@ def test_a_guard_holds_down_a_long_dominator_chain() -> None:
     assert (((M, 1),), -1) in _terms(rg.bounds(_val(rg, row), at=int(use[1:])))
     else_op = next(x for x in b.fn.blocks if x.label == "else").ops[0].id
     assert (((M, 1),), -1) not in _terms(rg.bounds(_val(rg, row), at=else_op))  # the false edge
+
+
+def test_fast_divmod_remainder_is_below_its_divisor_field() -> None:
+    # cute.fast_divmod_divisor {divisor, multiplier, shift1, shift2}: r = x - q*divisor < divisor
+    b = FnBuilder(ir="ptx")
+    b.fn.params.append(Param("k_param_0", ".param .align 4 .b8 k_param_0[12]", 0, 12))
+    for reg, off, w in (("%d", 0, 32), ("%m", 4, 32), ("%s1", 8, 8), ("%s2", 9, 8)):
+        b.op(Kind.ARG, width=w, result=reg, attrs={"param": 0, "field": ParamField(0, off, w)})
+    b.op(Kind.SREG, result="%x", attrs={"sreg": "ctaid.x"})
+    b.op(Kind.MULHI, "%x", "%m", result="%h")
+    b.op(Kind.SUB, "%x", "%h", result="%t0")
+    b.op(Kind.LSHR, "%t0", "%s1", result="%t")
+    b.op(Kind.ADD, "%t", "%h", result="%u")
+    b.op(Kind.LSHR, "%u", "%s2", result="%q")
+    b.op(Kind.MUL, "%q", "%d", result="%p")
+    b.op(Kind.SUB, "%x", "%p", result="%r")
+    rg = _ranges(b)
+    r = rg.value(len(b.fn.ops()))
+    assert rg.name(r) == "ctaid.x % arg0+0" and rg.interval(r).lo == 0
+    assert ((("arg0+0", 1),), -1) in _terms(rg.bounds(r))

@@ -88,11 +88,13 @@ class Relations:
     lowers: dict[Any, list[Upper]]
     #: quotient atom -> (dividend, divisor); atom -> a number it is a multiple of (layouts' div=)
     quotients: dict[Any, tuple[Affine, Affine]]
+    fast_quotients: dict[Any, tuple[Affine, str]]
     divisors: dict[Any, int]
 
     if TYPE_CHECKING:  # provided by the host class (irscan.analysis.ranges.Ranges)
 
         def guards_at(self, at: int) -> list[tuple[Affine, Affine, str]]: ...
+        def note_fast_divmod(self, q: int) -> None: ...
         def coordinate_bound(self, at: int) -> Bound | None: ...
         def interval(self, a: Affine, least_harm: bool = False) -> Interval: ...
         def name(self, a: Affine) -> str: ...
@@ -113,6 +115,8 @@ class Relations:
         if key is None:
             return
         a_pos, b_pos = self.interval(a).lo >= 0, self.interval(b).lo >= 0
+        if k is Kind.LSHR and isinstance(key, int):
+            self.note_fast_divmod(key)  # irscan/analysis/divmod.py
         if k is Kind.REM and a_pos:
             self.relate(key, 1, a, f"{self.name(res)} <= {self.name(a)}")
             if not b.is_const() and b_pos:  # a divisor is >= 1: x % d <= d - g, g dividing x and d
@@ -155,8 +159,9 @@ class Relations:
                         lower=True)  # fmt: skip
 
     def remainder_idiom(self, n: int, x: Affine, p: Affine, width: int) -> Affine | None:
-        """``x - (x / d)·d``, the remainder as NVVM writes it in PTX: an atom ``x % d`` (bounded as a
-        remainder is), or None when ``p`` is not that product."""
+        """``x - (x / d)·d``, the remainder as NVVM writes it in PTX (d a constant, an input, or the
+        divisor field of a FastDivmod, irscan/analysis/divmod.py): an atom ``x % d``, bounded as a
+        remainder is; None when ``p`` is not that product."""
         key = p.terms[0][0] if len(p.terms) == 1 and not p.const else None
         if key is None or key not in self.atoms:
             return None
@@ -164,13 +169,21 @@ class Relations:
         f = self.atoms[key].factors
         pairs = [(Affine.of_atom(key), Affine.of_const(c))] if c != 1 else [f, f[::-1]] if f else []
         for q, d in pairs:
-            qk = _single(q)
-            if qk is not None and self.quotients.get(qk) == (x, d):
+            if self._divides(_single(q), x, d):
                 iv = bitwise(Kind.REM, self.interval(x), self.interval(d), width, False)
                 res = self._derived(n, f"{_paren(self.name(x))} % {_paren(self.name(d))}", iv, (x, d))
                 self.relate_op(Kind.REM, res, x, d, width)
                 return res
         return None
+
+    def _divides(self, qk: Any, x: Affine, d: Affine) -> bool:
+        """Atom qk is a quotient of x by d: a division op's, or FastDivmod's by d's field."""
+        if qk is None:
+            return False
+        if self.quotients.get(qk) == (x, d):
+            return True
+        fast, dk = self.fast_quotients.get(qk), _single(d)
+        return fast is not None and fast[0] == x and dk is not None and self.atoms[dk].name == fast[1]
 
     def multiple_of(self, a: Affine) -> int:
         """A number ``a`` is always a multiple of (its coefficients, constant and the layouts' div=)."""

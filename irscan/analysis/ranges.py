@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from irscan.analysis.bounds import Bound, Relations, Upper
 from irscan.analysis.coords import Coordinates
 from irscan.analysis.dataflow import Graph
+from irscan.analysis.divmod import FastDivmod
 from irscan.analysis.guards import Guards
 from irscan.analysis.inputs import Facts, Inputs
 from irscan.analysis.intervals import Affine, Interval, bitwise, free_range, signed_range
@@ -60,7 +61,7 @@ HUGE = 1 << 1024
 
 
 @dataclass
-class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates):
+class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod):
     """Lazy, memoised evaluation of ideal values over one function's graph.
 
     The evaluation is written as generators (:data:`irscan.analysis.loops.Eval`): where a value needs
@@ -84,6 +85,7 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates):
     uppers: dict[Any, list[Upper]] = field(default_factory=dict)
     lowers: dict[Any, list[Upper]] = field(default_factory=dict)
     quotients: dict[Any, tuple[Affine, Affine]] = field(default_factory=dict)
+    fast_quotients: dict[Any, tuple[Affine, str]] = field(default_factory=dict)
     divisors: dict[Any, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
