@@ -17,6 +17,7 @@ No timing goes into a test.  Usage: ``python bench/bench_guard.py [--repeat N] [
 from __future__ import annotations
 
 import argparse
+import time
 import timeit
 from pathlib import Path
 from typing import Any
@@ -70,9 +71,11 @@ def main() -> None:
     from irscan.guarding.dryrun import compiled_by
 
     rows = []
-    with irscan.guard(mode="raise"):
+    t0 = time.perf_counter()
+    with irscan.guard(mode="raise") as session:
         compiled = {(name, tvm): compiled_by(PROGRAMS / f"{name}.py", "--enable-tvm-ffi" if tvm else "")[-1]
                     for name, _, _ in cases() for tvm in (False, True)}  # fmt: skip
+    compile_s = time.perf_counter() - t0
     for name, what, call in cases():
         for tvm in (False, True):
             f = compiled[(name, tvm)]
@@ -87,6 +90,9 @@ def main() -> None:
     for name, path, what, plain, guarded, check in rows:
         print(f"{name:<28} {path:<10} {what:<38} {plain:8.2f} {guarded:8.2f} {guarded - plain:7.2f} {check:7.2f}")
     print("(microseconds per call, best of --repeat; CUDA stubbed at the executor)")
+    n, share = len(session.modules), session.seconds / compile_s
+    print(f"preparing the checks: {session.seconds * 1e3 / n:.0f} ms a module ({n} modules, {share:.0%} of their")
+    print(f"{compile_s:.1f} s of compiles, first-use imports included)")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import atexit
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
@@ -30,6 +31,7 @@ class GuardSession:
     mode: str
     out: Path
     modules: list[dict[str, ModuleGuard]] = field(default_factory=list)
+    seconds: float = 0.0  # what preparing the checks added to the compiles (scan, host grids, codegen)
 
     def report(self) -> list[str]:
         """One line per kernel launch compiled under the guard: how it is guarded, or why not."""
@@ -56,15 +58,19 @@ class _Callback:
     def early(self, module: Any) -> None:
         from irscan.capturing.meta import host_signatures
 
+        t0 = time.perf_counter()
         self.host_args[id(module)] = host_signatures(module)
+        self.session.seconds += time.perf_counter() - t0
 
     def __call__(self, module: Any, text: str, infos: dict[str, Any]) -> None:
         from irscan.frontend import mlir
 
+        t0 = time.perf_counter()
         parsed = mlir.parse_module(text, str(self.session.out / "module.mlir"))
         guards = prepare(parsed, [asdict(k) for k in infos.values()], self.host_args.pop(id(module), {}))
         self.session.modules.append(guards)
         runtime.register(module, guards, self.session.mode)
+        self.session.seconds += time.perf_counter() - t0
 
 
 def _check_mode(mode: str) -> None:
