@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 from irscan.analysis.dataflow import Graph
@@ -104,22 +105,17 @@ def _narrow_parts(gr: Graph, rg: Ranges, open_rg: Ranges, ws: list[Any]) -> list
 
 
 def _split_top(text: str, sep: str) -> list[str]:
-    """``text`` cut at each ``sep`` outside brackets (iterative, linear)."""
-    if "(" not in text and "[" not in text and "{" not in text:
-        return text.split(sep)
-    parts, depth, start, i = [], 0, 0, 0
-    while i < len(text):
-        ch = text[i]
-        if ch in "([{":
+    """``text`` cut at each ``sep`` outside brackets (one regular-expression pass: linear)."""
+    parts, depth, start = [], 0, 0
+    for m in re.finditer(r"[(\[{]|[)\]}]|" + re.escape(sep), text):
+        tok = m.group()
+        if tok in "([{":
             depth += 1
-        elif ch in ")]}":
+        elif tok in ")]}":
             depth -= 1
-        elif depth == 0 and text.startswith(sep, i):
-            parts.append(text[start:i])
-            start = i + len(sep)
-            i = start
-            continue
-        i += 1
+        elif depth == 0:
+            parts.append(text[start : m.start()])
+            start = m.end()
     parts.append(text[start:])
     return parts
 
