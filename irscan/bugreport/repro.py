@@ -6,9 +6,7 @@ function with fake tensors of the shapes, strides and dtypes meta.json recorded.
 from __future__ import annotations
 
 import ast
-import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -136,21 +134,16 @@ def kernel_key_of(f: dict[str, Any]) -> str:
     return kernel_key(str(f["kernel"]))
 
 
-def check(script: Path, target: Target, timeout: float = 600) -> tuple[bool, str]:
-    """Run ``irscan audit`` of the script in a fresh process; whether it reports ``target`` again."""
-    try:
-        p = subprocess.run(
-            [sys.executable, "-m", "irscan", "audit", "--format", "json", "--", sys.executable, script.name],
-            cwd=script.parent, capture_output=True, text=True, timeout=timeout,
-        )  # fmt: skip
-    except subprocess.TimeoutExpired:
-        return False, f"`irscan audit` of it ran past {timeout:.0f} s"
-    try:
-        doc = json.loads(p.stdout)
-    except ValueError:
-        return False, f"`irscan audit` of it gave no report (exit {p.returncode}): {p.stderr.strip()[-300:]}"
+def check(script: Path, target: Target, python: Path | None = None) -> tuple[bool, str]:
+    """``irscan audit`` of the script in a fresh process (``python``: another release's venv); whether it
+    reports ``target`` again."""
+    from irscan.bugreport.matrix import audit_json
+
+    doc = audit_json(python or Path(sys.executable), script)
+    if doc is None:
+        return False, "`irscan audit` of it gave no report"
     found = doc.get("findings", []) + doc.get("rule_suppressed", [])
     if any(target.matches(x) for x in found):
         return True, ""
     status = doc.get("program", {}).get("exit_status")
-    return False, f"the audit (program exit {status}) reports {len(doc.get('findings', []))} other finding(s)"
+    return False, f"The audit (program exit {status}) reports {len(doc.get('findings', []))} other finding(s)."

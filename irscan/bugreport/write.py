@@ -4,10 +4,12 @@ cause none of whose repros reproduces gets no report: it is said on stderr inste
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from irscan.bugreport import matrix
 from irscan.bugreport import repro as repro_mod
 from irscan.bugreport.collect import Evidence, RootCause
 from irscan.bugreport.reduce import Target, reduce_module, scan_alone
@@ -42,7 +44,20 @@ def _reduce(rc: RootCause, out: Path, ev: Evidence) -> None:
         return
 
 
-def _repro(rc: RootCause, out: Path, ev: Evidence, after: Callable[[Path, Evidence], None] | None) -> None:
+def _python_of(rc: RootCause) -> tuple[Path | None, str]:
+    """The interpreter of the release the capture was made with: this one, or its matrix venv."""
+    from irscan.capturing.meta import dsl_environment
+
+    spec, here = matrix.release_of(rc.meta), matrix.release_of({"environment": dsl_environment()})
+    if spec is None or spec == here:
+        return None, ""
+    try:
+        return matrix.venv(*matrix.parse_spec(spec)), f"Re-run under {spec}, the release it was captured with."
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"Not re-run: the capture's release {spec} has no venv here ({exc})."
+
+
+def _repro(rc: RootCause, out: Path, ev: Evidence, after: Callable[[Path, Target, Evidence], None] | None) -> None:
     try:
         text = repro_mod.build(rc)
     except repro_mod.NoRepro as exc:
@@ -50,14 +65,18 @@ def _repro(rc: RootCause, out: Path, ev: Evidence, after: Callable[[Path, Eviden
         return
     script = out / f"{rc.id}_repro.py"
     script.write_text(text)
-    ok, why = repro_mod.check(script, Target.of(rc.lead))
-    ev.repro, ev.repro_reproduces, ev.repro_note = script.name, ok, why
+    python, why = _python_of(rc)
+    if python is None and why:  # no interpreter of the capture's release: not re-run, and said so
+        ev.repro, ev.repro_reproduces, ev.repro_note = script.name, None, why
+        return
+    ok, res = repro_mod.check(script, Target.of(rc.lead), python)
+    ev.repro, ev.repro_reproduces, ev.repro_note = script.name, ok, " ".join(x for x in (why, res) if x)
     if ok and after is not None:
-        after(script, ev)
+        after(script, Target.of(rc.lead), ev)
 
 
 def write_report(
-    rc: RootCause, out: Path, with_script: bool = True, after_repro: Callable[[Path, Evidence], None] | None = None
+    rc: RootCause, out: Path, with_script: bool = True, after_repro: Callable[[Path, Target, Evidence], None] | None = None
 ) -> Path | None:
     """``out/<id>.md`` and its files; None (and a line on stderr) when nothing reproduces.  ``after_repro``
     runs once the repro script has reproduced (the version matrix)."""

@@ -189,8 +189,11 @@ def render(rc: RootCause, ev: Evidence) -> str:
     else:
         lines.append(f"- No reduced module: {ev.reduced_note or 'the captured module does not reproduce on its own'}.")
     if ev.repro:
-        state = "reproduces" if ev.repro_reproduces else "**does not reproduce**"
-        lines.append(f"- Compile-only script [`{ev.repro}`]({ev.repro}) (no GPU needed): re-run, `irscan audit -- python {ev.repro}` {state} it. {ev.repro_note}")
+        run = f"`irscan audit -- python {ev.repro}`"
+        state = {True: f"re-run, {run} reproduces it", False: f"re-run, {run} **does not reproduce** it"}.get(
+            ev.repro_reproduces, "not re-run"
+        )
+        lines.append(f"- Compile-only script [`{ev.repro}`]({ev.repro}) (no GPU needed): {state}. {ev.repro_note}")
     else:
         lines.append(f"- No repro script: {ev.repro_note or 'the kernel does not come from a file irscan can import'}.")
     lines += [
