@@ -143,6 +143,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
     res = scan_paths([Path(p) for p in args.paths], _irs(args.ir), args.max_memory)
     extra = _triage(res, args)
     _emit(res, args.format, show_all=args.all, **extra)
+    if args.dot:  # a picture of each finding's chain (irscan/report/dot.py)
+        from irscan.report.dot import write_all
+
+        write_all(res.findings, Path(args.dot))
     return EXIT_FINDINGS if reaches(res.findings, args.fail_on) else 0
 
 
@@ -313,6 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["text", "json", "sarif"], default="text")
     p.add_argument("--fail-on", default="must", **fail)  # type: ignore[arg-type]
     p.add_argument("--ir", default="mlir,ptx", help="which IRs to scan: mlir, ptx or mlir,ptx (default both)")
+    p.add_argument("--dot", metavar="DIR", help="also write each finding's chain as DIR/<id>.dot and DIR/<id>.svg")
     _add_triage_options(p)
     _add_rule_options(p)
     p.set_defaults(func=cmd_scan)

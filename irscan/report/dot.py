@@ -13,6 +13,8 @@ import html
 import re
 import shutil
 import subprocess
+from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import networkx as nx
@@ -138,3 +140,13 @@ def _layered_svg(chain: list[dict[str, Any]], title: str) -> str:
             f'<text x="{x + 8:.0f}" y="{y + 18:.0f}">{html.escape(data["label"])}</text></g>'
         )
     return "\n".join(out) + "\n</svg>\n"
+
+
+def write_all(findings: list[Any], folder: Path) -> None:
+    """``irscan scan --dot DIR``: ``<id>.dot`` and ``<id>.svg`` per finding."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for f in findings:
+        chain = [asdict(s) for s in f.chain]
+        title = f"{f.id}: {f.expression}"
+        (folder / f"{f.id}.dot").write_text(to_dot(chain, title))
+        (folder / f"{f.id}.svg").write_text(to_svg(chain, title))
