@@ -28,7 +28,7 @@ from fractions import Fraction
 from math import ceil
 from typing import TYPE_CHECKING, Any
 
-from irscan.analysis.intervals import Affine, bitwise
+from irscan.analysis.intervals import Affine, bitwise, render
 from irscan.ir import Kind
 
 if TYPE_CHECKING:
@@ -171,7 +171,7 @@ class Relations:
         for q, d in pairs:
             if self._divides(_single(q), x, d):
                 iv = bitwise(Kind.REM, self.interval(x), self.interval(d), width, False)
-                res = self._derived(n, f"{_paren(self.name(x))} % {_paren(self.name(d))}", iv, (x, d))
+                res = self._derived(n, render(Kind.REM, self.name(x), self.name(d)), iv, (x, d))
                 self.relate_op(Kind.REM, res, x, d, width)
                 return res
         return None
@@ -266,10 +266,6 @@ class Relations:
             i32 = i32 and at.iv.hi <= I32_MAX
         terms = tuple(sorted((n, ceil(c)) for n, c in by_name.items() if ceil(c)))
         return Bound(terms, ceil(const), i32, "; ".join(dict.fromkeys(facts)))
-
-
-def _paren(s: str) -> str:
-    return f"({s})" if " " in s else s
 
 
 def _single(a: Affine) -> Any:

@@ -130,3 +130,18 @@ def bitwise(k: Kind, a: Interval, b: Interval, w: int, signed: bool | None) -> I
             return Interval(0, (a.hi * b.hi) >> w)
         return full
     return full
+
+
+def paren(s: str) -> str:
+    """A name in parentheses when it has spaces (an operand of a larger expression's name)."""
+    return f"({s})" if " " in s else s
+
+
+_SYMBOL = {Kind.LSHR: ">>", Kind.ASHR: ">>", Kind.AND: "&", Kind.OR: "|", Kind.XOR: "^", Kind.DIV: "/", Kind.REM: "%"}
+
+
+def render(k: Kind, a: str, b: str) -> str:
+    """The name of ``a <k> b`` from its operands' names: ``x % d``, ``min(a, b)``."""
+    if k in _SYMBOL:
+        return f"{paren(a)} {_SYMBOL[k]} {paren(b)}"
+    return f"{k.value}({a}, {b})"

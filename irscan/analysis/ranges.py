@@ -26,7 +26,7 @@ from irscan.analysis.dataflow import Graph
 from irscan.analysis.divmod import FastDivmod
 from irscan.analysis.guards import Guards
 from irscan.analysis.inputs import Facts, Inputs
-from irscan.analysis.intervals import Affine, Interval, bitwise, free_range, signed_range
+from irscan.analysis.intervals import Affine, Interval, bitwise, free_range, paren, render, signed_range
 from irscan.analysis.loops import Cycle, Eval, LoopBounds
 from irscan.analysis.params import Field
 from irscan.ir import Kind, Op
@@ -361,7 +361,7 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod):
                 if as_add is not None:
                     return as_add
             ia, ib = self.interval(a), self.interval(b)
-            res = self._derived(n, _render(k, self.name(a), self.name(b)), bitwise(k, ia, ib, w, op.signed), (a, b))
+            res = self._derived(n, render(k, self.name(a), self.name(b)), bitwise(k, ia, ib, w, op.signed), (a, b))
             self.relate_op(k, res, a, b, w)
             return res
         if k is Kind.SELECT and len(op.operands) == 3:
@@ -390,22 +390,9 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod):
             return b.scale(a.const)
         if b.is_const():
             return a.scale(b.const)
-        name = f"{_paren(self.name(a))}*{_paren(self.name(b))}"
+        name = f"{paren(self.name(a))}*{paren(self.name(b))}"
         prod = self._derived(n, name, self.interval(a).times(self.interval(b)), (a, b), scales=True)
         if prod.terms:
             self.atoms[prod.terms[0][0]].factors = (a, b)
             self.relate_product(prod, a, b)
         return prod
-
-
-def _paren(s: str) -> str:
-    return f"({s})" if " " in s else s
-
-
-_SYMBOL = {Kind.LSHR: ">>", Kind.ASHR: ">>", Kind.AND: "&", Kind.OR: "|", Kind.XOR: "^", Kind.DIV: "/", Kind.REM: "%"}
-
-
-def _render(k: Kind, a: str, b: str) -> str:
-    if k in _SYMBOL:
-        return f"{_paren(a)} {_SYMBOL[k]} {_paren(b)}"
-    return f"{k.value}({a}, {b})"
