@@ -178,7 +178,7 @@ def _host_launch(b: FnBuilder, tile: int, launch: bool = True) -> None:
                                                  "elem_type": struct})  # fmt: skip
         b.op(Kind.STORE, v, at, width=32, addr=1, result=False)
     kind = Kind.LAUNCH if launch else Kind.OPAQUE
-    b.op(kind, cfg, a, width=0, name="cuda.launch_ex", attrs={"kernel": "k"})
+    b.op(kind, cfg, a, width=0, name="cuda.launch_ex", attrs={"kernel": "@kernels::@k"})
 
 
 def test_the_host_grid_bounds_the_block_index_by_the_shape() -> None:

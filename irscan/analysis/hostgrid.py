@@ -96,8 +96,9 @@ def _host_launches(module: Module, fn: Function, kernels: list[Function]) -> lis
 def _launched(op: Any, kernels: list[Function]) -> Function | None:
     """The kernel an op launches: a LAUNCH op names it; an op the front end left opaque is taken for
     the launch when its operands after the first match one kernel's parameter count."""
-    if op.kind is Kind.LAUNCH:
-        return next((k for k in kernels if k.name == op.attrs.get("kernel")), None)
+    if op.kind is Kind.LAUNCH:  # the symbol as written (``@kernels::@k``) or bare
+        sym = str(op.attrs.get("kernel", "")).rsplit("::", 1)[-1].lstrip("@")
+        return next((k for k in kernels if k.name == sym), None)
     if op.kind is not Kind.OPAQUE or op.width or len(op.operands) < 2:
         return None
     same = [k for k in kernels if len(k.params) == len(op.operands) - 1]
