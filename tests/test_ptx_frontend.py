@@ -333,11 +333,13 @@ def test_addresses_and_spaces() -> None:
     tma = lower_one(
         "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4];"
     )
-    assert (tma.kind, tma.operands, tma.addr, tma.space) == (
+    # the tensor map (operand 1, with the coordinates) is a handle; the element address is shared
+    assert (tma.kind, tma.operands, tma.addr, tma.space, tma.attrs["tensor_map"]) == (
         Kind.MEMOP,
         ("%r1", "%rd1", "%r2", "%r3", "%r4"),
+        0,
+        "shared_cluster",
         1,
-        "global",
     )
     for stmt in (
         "prefetch.global.L2 [%rd1];",

@@ -180,6 +180,12 @@ def _small_window(gr: Graph, sink: int) -> bool:
     return False
 
 
+def _other_address(op: Op, slot: int) -> bool:
+    """``slot`` is another element address of ``op`` than ``op.addr``, in global or generic memory
+    (the front ends list every one in ``attrs["addrs"]``: ``(operand index, space, ...)``)."""
+    return slot != op.addr and any(a[0] == slot and a[1] in ("global", "generic") for a in op.attrs.get("addrs", ()))
+
+
 def sinks_of(gr: Graph, start: int, limit: int = 4000) -> list[int]:
     """Memory ops whose address operand the value of ``start`` flows into (outside shared/local)."""
     found: list[int] = []
@@ -190,7 +196,7 @@ def sinks_of(gr: Graph, start: int, limit: int = 4000) -> list[int]:
         for u, slot in gr.users(n):
             uop = gr.op(u)
             if uop.kind in MEMORY_KINDS:
-                if uop.addr == slot and u not in found and not _small_window(gr, u):
+                if u not in found and ((uop.addr == slot and not _small_window(gr, u)) or _other_address(uop, slot)):
                     found.append(u)
                 continue
             if uop.kind in ADDRESS_FLOW and (uop.kind is Kind.GEP or uop.width >= 64 or uop.width == 0):

@@ -17,11 +17,11 @@ from operator import itemgetter
 from typing import Any
 
 from irscan import ir
+from irscan.frontend.mlir.memroles import set_address
 from irscan.frontend.mlir.records import AttrText, Body
 from irscan.frontend.mlir.types import (
     Ty,
     int_width_of,
-    is_ptr_text,
     may_count,
     ptr_space,
     rtype_width,
@@ -404,12 +404,6 @@ def finish_function(types: dict[str, str], post: list[ir.Op], opaque: Counter[st
                 and op.name.startswith(("nvvm.", "llvm.intr.", "llvm.inline_asm", "llvm.call_intrinsic"))
                 and op.name not in NOT_MEMORY
             ):
-                for i, v in enumerate(op.operands):
-                    t = types.get(v)  # type: ignore[arg-type]
-                    if is_ptr_text(t):
-                        op.kind = Kind.MEMOP
-                        op.addr = i
-                        op.space = space_name(ptr_space(t))  # type: ignore[arg-type]
-                        break
+                set_address(op, types)  # the operand roles: irscan/frontend/mlir/memroles.py
             if op.kind == Kind.OPAQUE and op.name not in HARMLESS and may_count(rt):
                 opaque[op.name] += 1

@@ -4,9 +4,9 @@ The opcode's meaning comes from :func:`irscan.frontend.ptx.opcodes.opcode_rule` 
 signedness, whether the first operand is a result, the state spaces it names); this module applies it
 to the operands: results split off, operands flattened (``[%rd4+16]`` -> ``"%rd4"`` with
 ``attrs["disp"]``, a whole ``.v4`` register -> its components, names renamed per scope), each
-``[address]`` given its state space, and the special forms (``mov`` of a special register or a
-symbol, ``ld.param`` of a kernel parameter, ``selp``, ``bra``, ``call``, ``cvta``) read.  Integer
-immediates are read as the instruction's type sees them.
+``[address]`` given its role and state space (:mod:`irscan.frontend.ptx.memroles`), and the special
+forms (``mov`` of a special register or a symbol, ``ld.param`` of a kernel parameter, ``selp``,
+``bra``, ``call``, ``cvta``) read.  Integer immediates are read as the instruction's type sees them.
 
 Operands nest at most three levels (an address holding a vector, inside parentheses: the grammar has
 no parentheses in parentheses), so :func:`_flatten` may recurse.
@@ -19,10 +19,10 @@ from typing import Any
 
 from irscan import ir
 from irscan.frontend.ptx.ast import Addr, AstOperand, Dual, Imm, Instr, Neg, Paren, SymOff, Vec
+from irscan.frontend.ptx.memroles import address_roles
 from irscan.frontend.ptx.names import FunctionNames
-from irscan.frontend.ptx.opcodes import NORM_KINDS, SREGS_OPEN, OpcodeRule, norm_imms, norm_int, opcode_rule
+from irscan.frontend.ptx.opcodes import NORM_KINDS, SREGS_OPEN, norm_imms, norm_int, opcode_rule
 from irscan.ir import SREG_RANGES, AddressSpace, Kind, Loc, Op, Param, ParamField
-from irscan.ir.spaces import from_ptx
 
 
 def lower_instr(
@@ -80,7 +80,7 @@ def lower_instr(
     if addrs:
         if kind is Kind.OPAQUE:
             kind, count = Kind.MEMOP, False
-        addr, space = _addresses(r, addrs, names, attrs)
+        addr, space = address_roles(r, st.opcode, addrs, names, attrs)
     elif kind is Kind.MEMOP:
         kind = Kind.OPAQUE
 
@@ -189,38 +189,6 @@ def _flatten(
             out.append(o.b)
         elif isinstance(o, SymOff):
             out.append(o.name)
-
-
-def _addresses(
-    r: OpcodeRule, addrs: list[tuple[int, Addr]], names: FunctionNames, attrs: dict[str, Any]
-) -> tuple[int, AddressSpace]:
-    """Give each [address] its state space (in the order the opcode names them) and pick the one the
-    analysis follows: the first global one, else the first."""
-    infos = []
-    for k, (idx, a) in enumerate(addrs):
-        if k < len(r.spaces):
-            full = r.spaces[k]
-        elif r.root == "tcgen05" and not r.spaces:
-            full = "tmem"
-        elif k == 0:
-            full = "generic"
-        else:
-            full = "shared" if r.spaces else "generic"  # the trailing [mbarrier] of TMA / st.async
-        b = a.base
-        sym = isinstance(b, str) and not names.is_reg(b)
-        infos.append((idx, full, a.disp, sym))
-    pick = next((k for k, inf in enumerate(infos) if inf[1].startswith("global")), 0)
-    idx, full, disp, sym = infos[pick]
-    base_space = full.split("::")[0]
-    if full != base_space:
-        attrs["space_qual"] = full
-    if disp:
-        attrs["disp"] = disp
-    if sym:
-        attrs["symbol"] = True
-    if len(infos) > 1:
-        attrs["addrs"] = tuple((i, f.split("::")[0], d, s) for i, f, d, s in infos)
-    return idx, from_ptx(full)
 
 
 def _call(ops: tuple[AstOperand, ...], names: FunctionNames, attrs: dict[str, Any], renaming: bool) -> list[Any]:
