@@ -7,7 +7,8 @@ venv per release from PyPI under ``~/.cache/irscan-matrix/<release>`` (about 1 G
 reuse them, ``IRSCAN_MATRIX_CACHE`` moves the cache), with irscan itself taken from this checkout
 (PYTHONPATH), so the matrix tests the working tree.
 
-Per minor release (its newest patch): a small corpus program (flat_offset_trunc_3208, a may finding
+Per minor release (its newest patch): ``pip install`` of this checkout resolves without touching
+the DSL, and a small corpus program (flat_offset_trunc_3208, a may finding
 in both IRs on every release) is audited; the test asserts the capture worked by whichever cut the
 release offers (llvm-only halves: MLIR and PTX; else PTX only), that the finding is there in what was
 captured, and that the DSL version is recorded in the JSON.  On 4.3 and 4.4 the DSL's ``cute.compile``
@@ -85,6 +86,16 @@ def test_a_small_program_is_captured_and_scanned(release: str, tmp_path: Path) -
     else:
         assert rc == 0 and doc["errors"] == [], doc["errors"]
     assert "Traceback" not in err or release in JIT_NEEDS_DRIVER  # the hook never broke the compile
+
+
+@pytest.mark.parametrize("release", sorted(RELEASES))
+def test_pip_install_irscan_resolves_next_to_the_release(release: str, tmp_path: Path) -> None:
+    """``pip install irscan`` next to the release installs irscan alone: the DSL stays as it is."""
+    report = tmp_path / "report.json"
+    subprocess.run([venv(release), "-m", "pip", "install", "--dry-run", "--quiet", "--report", report, ROOT],
+                   check=True, capture_output=True, timeout=600)  # fmt: skip
+    installs = {i["metadata"]["name"]: i["metadata"]["version"] for i in json.loads(report.read_text())["install"]}
+    assert installs == {"irscan": installs["irscan"]}, installs
 
 
 @pytest.fixture(scope="module")
