@@ -321,3 +321,12 @@ def test_fast_divmod_remainder_is_below_its_divisor_field() -> None:
     r = rg.value(len(b.fn.ops()))
     assert rg.name(r) == "ctaid.x % arg0+0" and rg.interval(r).lo == 0
     assert ((("arg0+0", 1),), -1) in _terms(rg.bounds(r))
+
+
+def test_not_is_negation_minus_one_so_reverse_order_stays_affine() -> None:
+    # FA4's causal order: num_blocks - 1 - m_block, written ~m_block + num_blocks
+    b, m = _kernel()
+    bid = b.op(Kind.SREG, attrs={"sreg": "ctaid.x"})
+    rev = b.op(Kind.ADD, b.op(Kind.XOR, bid, b.const(-1)), m)
+    rg = _ranges(b)
+    assert rg.name(_val(rg, rev)) == "arg0.shape[0] - 1*ctaid.x - 1"

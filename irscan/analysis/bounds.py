@@ -185,6 +185,32 @@ class Relations:
         fast, dk = self.fast_quotients.get(qk), _single(d)
         return fast is not None and fast[0] == x and dk is not None and self.atoms[dk].name == fast[1]
 
+    def trailing_zeros(self, a: Affine) -> int:
+        """How many low bits of ``a`` are known to be zero (from its coefficients and constant)."""
+        g = 0
+        for c in [a.const, *(c for _, c in a.terms)]:
+            g = math.gcd(g, c)
+        return (g & -g).bit_length() - 1 if g else 64
+
+    def bitwise_identity(self, k: Kind, a: Affine, b: Affine, width: int) -> Affine | None:
+        """A bitwise op that is arithmetic: ``x | y`` is ``x + y`` when y fits in the low bits x leaves
+        zero (NVVM writes such adds as or); ``x ^ -1`` (``not``) is ``-x - 1``."""
+        if k is Kind.OR:
+            return self._disjoint_or(a, b)
+        if k is Kind.XOR:
+            for x, m in ((a, b), (b, a)):
+                if m.is_const() and m.const in (-1, (1 << width) - 1):
+                    return x.scale(-1).add(Affine.of_const(-1))
+        return None
+
+    def _disjoint_or(self, a: Affine, b: Affine) -> Affine | None:
+        """``a | b`` is ``a + b`` when b fits in the low bits a leaves zero (NVVM writes such adds as or)."""
+        for x, y in ((a, b), (b, a)):
+            iv = self.interval(y)
+            if iv.lo >= 0 and iv.hi < (1 << min(self.trailing_zeros(x), 63)):
+                return x.add(y)
+        return None
+
     def multiple_of(self, a: Affine) -> int:
         """A number ``a`` is always a multiple of (its coefficients, constant and the layouts' div=)."""
         g = abs(a.const)

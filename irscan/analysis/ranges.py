@@ -15,7 +15,6 @@ threshold of the dominant input.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -300,21 +299,6 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod):
         self.atoms[key].scaled = True
         return res
 
-    def trailing_zeros(self, a: Affine) -> int:
-        """How many low bits of ``a`` are known to be zero (from its coefficients and constant)."""
-        g = 0
-        for c in [a.const, *(c for _, c in a.terms)]:
-            g = math.gcd(g, c)
-        return (g & -g).bit_length() - 1 if g else 64
-
-    def _disjoint_or(self, a: Affine, b: Affine) -> Affine | None:
-        """``a | b`` is ``a + b`` when b fits in the low bits a leaves zero (NVVM writes such adds as or)."""
-        for x, y in ((a, b), (b, a)):
-            iv = self.interval(y)
-            if iv.lo >= 0 and iv.hi < (1 << min(self.trailing_zeros(x), 63)):
-                return x.add(y)
-        return None
-
     def _eval(self, n: int, op: Op) -> Eval[Affine]:  # noqa: C901 (one arm per op kind reads best flat)
         k = op.kind
         w = op.width or 64
@@ -356,10 +340,9 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod):
             if len(op.operands) < 2:
                 return self._opaque_atom(n, op.name, w)
             a, b = yield from self._operands(n)
-            if k is Kind.OR:
-                as_add = self._disjoint_or(a, b)
-                if as_add is not None:
-                    return as_add
+            exact = self.bitwise_identity(k, a, b, w)  # or as add, xor -1 as negation (bounds.py)
+            if exact is not None:
+                return exact
             ia, ib = self.interval(a), self.interval(b)
             res = self._derived(n, render(k, self.name(a), self.name(b)), bitwise(k, ia, ib, w, op.signed), (a, b))
             self.relate_op(k, res, a, b, w)
