@@ -72,59 +72,73 @@ def restore(module: Any, saved: Any) -> None:
         body.append(o)
 
 
+#: rounds of rewrite and re-scan: a finding can stand for several accesses (the scan folds the chains
+#: of one statement, or of one kernel without line info), and the re-scan then shows the next chain
+ROUNDS = 4
+
+
+def _live(findings: list[Finding]) -> list[Finding]:
+    return [f for f in findings if f.ir == "mlir" and not getattr(f, "suppressed", None)]
+
+
 def patch_module(module: Any, text: str, path: str, meta: dict[str, Any] | None) -> tuple[Report, str]:
     """Rewrite ``module`` (a ``cutlass._mlir.ir.Module``, in place); return the report and the text
     to capture (the patched module's, or ``text`` when nothing was rewritten or it was reverted)."""
     rep = Report()
     t0 = time.perf_counter()
-    found = [f for f in scan_text(text, path, meta) if f.ir == "mlir" and not getattr(f, "suppressed", None)]
+    found = _live(scan_text(text, path, meta))
     rep.seconds["scan"] = time.perf_counter() - t0
-    if not found:
-        return rep, text
-    t1 = time.perf_counter()
-    rw = ModuleRewriter(module)
-    plans = []
-    for f in found:
-        rule = rules.rule_for("mlir", f.check)
-        if rule is None:
-            rep.refuse(f.id, f"no rule in patches/ fixes {f.check} in MLIR")
-            continue
+    rw, saved, current, new_text = ModuleRewriter(module), None, found, text
+    tried: set[str] = set()
+    for _ in range(ROUNDS):
+        t1 = time.perf_counter()
+        plans = []
+        for f in [f for f in current if f.id not in tried]:
+            tried.add(f.id)
+            rule = rules.rule_for("mlir", f.check)
+            if rule is None:
+                rep.refuse(f.id, f"no rule in patches/ fixes {f.check} in MLIR")
+                continue
+            try:
+                plans.append((f, rule, rw.plan(f, rule)))
+            except Refused as exc:
+                rep.refuse(f.id, str(exc))
+        if not plans:
+            break
+        if saved is None:
+            saved = rep.original = module.operation.clone()  # what a failed check puts back (fail open)
         try:
-            plans.append((f, rule, rw.plan(f, rule)))
-        except Refused as exc:
-            rep.refuse(f.id, str(exc))
-    if not plans:  # every finding refused: nothing to clone, nothing to verify
-        rep.rescan = found
+            for f, rule, plan in plans:
+                rep.patches.append(Patch(f.id, rule.id, rw.apply(plan), kernel=f.kernel))
+            module.operation.verify()
+        except Exception as exc:  # an op the bindings would not build, or a module that does not verify
+            return _revert(rep, module, saved, f"the rewritten module failed: {type(exc).__name__}: {exc}"), text
+        new_text = module.operation.get_asm(enable_debug_info=True)
+        rep.seconds["rewrite"] = rep.seconds.get("rewrite", 0.0) + time.perf_counter() - t1
+        t2 = time.perf_counter()
+        try:
+            after = _live(scan_text(new_text, path, meta))
+        except Exception as exc:
+            return _revert(rep, module, saved, f"the re-scan failed: {type(exc).__name__}: {exc}"), text
+        rep.seconds["rescan"] = rep.seconds.get("rescan", 0.0) + time.perf_counter() - t2
+        current = after
+        rw = ModuleRewriter(module)  # the printer renumbered: names are looked up afresh
+        if not [f for f in current if f.id not in tried]:
+            break
+    if saved is None:  # nothing rewritten
+        rep.rescan = current
         return rep, text
-    saved = rep.original = module.operation.clone()  # what a failed check puts back (fail open)
-    try:
-        for f, rule, plan in plans:
-            rep.patches.append(Patch(f.id, rule.id, rw.apply(plan), kernel=f.kernel))
-        if not rep.patches:
-            return rep, text
-        module.operation.verify()
-        rep.verified.append("module verifies")
-    except Exception as exc:  # an op the bindings would not build, or a module that does not verify
-        return _revert(rep, module, saved, f"the rewritten module failed: {type(exc).__name__}: {exc}"), text
-    new_text = module.operation.get_asm(enable_debug_info=True)
-    rep.seconds["rewrite"] = time.perf_counter() - t1
-    t2 = time.perf_counter()
-    try:
-        after = scan_text(new_text, path, meta)
-    except Exception as exc:
-        return _revert(rep, module, saved, f"the re-scan failed: {type(exc).__name__}: {exc}"), text
-    rep.seconds["rescan"] = time.perf_counter() - t2
-    before_ids = {f.id for f in found}
-    new = [f for f in after if f.id not in before_ids and not getattr(f, "suppressed", None)]
+    rep.verified.append("module verifies")
+    new = [f for f in current if f.id not in {g.id for g in found} and f.id not in {p.id for p in rep.patches}]
     if new:
         return _revert(
             rep, module, saved, f"the re-scan found {len(new)} new finding(s), first: {new[0].message}"
         ), text
-    still = {f.id for f in after if not getattr(f, "suppressed", None)}
+    still = {f.id for f in current}
     for p in [p for p in rep.patches if p.id in still]:
         rep.patches.remove(p)
         rep.refuse(p.id, "the re-scan of the rewritten module still finds it")
-    rep.rescan = [f for f in after if not getattr(f, "suppressed", None)]
+    rep.rescan = current
     rep.verified.append("MLIR re-scan: patched findings gone")
     return rep, new_text
 
