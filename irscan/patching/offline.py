@@ -146,13 +146,21 @@ def _patch_ptx(text: str, ir_file: Path, meta: dict[str, Any] | None, out: Path)
     path = str(ir_file.with_suffix(".ptx"))
     new_text, patches, refused = rewrite(text, found, rules.rule_for)
     rep.not_patched += refused
-    still = {f.id for f in scan_text(new_text, path, meta)} & {p.id for p in patches}
+    after = scan_text(new_text, path, meta)
+    still = {f.id for f in after} & {p.id for p in patches}
     if still:  # rewrite again without them: a rewrite that does not fix its finding is not applied
         for fid in sorted(still):
             rep.refuse(fid, "the re-scan of the rewritten PTX still finds it")
         new_text, patches, _ = rewrite(
             text, [f for f in found if f.id not in still and f.id in {p.id for p in patches}], rules.rule_for
         )
+        after = scan_text(new_text, path, meta) if patches else []
+    new = [f for f in after if f.id not in {g.id for g in found}]
+    if new:  # the rewrite made a finding the original did not have: none of it is applied
+        why = f"reverted: the re-scan of the rewritten PTX found a new finding: {new[0].message}"
+        for p in patches:
+            rep.refuse(p.id, why)
+        rep.reverted, new_text, patches = why, text, []
     rep.patches += [Patch(p.id, p.rule, p.ops_rewritten, kernel=p.kernel) for p in patches]
     if patches:
         rep.verified.append("PTX re-scan: patched findings gone")
@@ -163,13 +171,13 @@ def _patch_ptx(text: str, ir_file: Path, meta: dict[str, Any] | None, out: Path)
     (orig / "module.ptx").write_text(text)
     arch = arch_of(text)
     try:
-        after = assemble(out / "module.ptx", out / "module.cubin", arch).registers
+        regs_after = assemble(out / "module.ptx", out / "module.cubin", arch).registers
         rep.verified.append("ptxas assembles the patched PTX")
-        before = assemble(orig / "module.ptx", orig / "module.cubin", arch).registers
+        regs_before = assemble(orig / "module.ptx", orig / "module.cubin", arch).registers
     except PtxasError as exc:
         rep.reverted = f"patched PTX not accepted: {exc}"
         (out / "module.ptx").write_text(text)
         return rep
-    for p in rep.patches:
-        p.registers_before, p.registers_after = before.get(p.kernel), after.get(p.kernel)
+    for patch in rep.patches:
+        patch.registers_before, patch.registers_after = regs_before.get(patch.kernel), regs_after.get(patch.kernel)
     return rep
