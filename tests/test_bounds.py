@@ -330,3 +330,18 @@ def test_not_is_negation_minus_one_so_reverse_order_stays_affine() -> None:
     rev = b.op(Kind.ADD, b.op(Kind.XOR, bid, b.const(-1)), m)
     rg = _ranges(b)
     assert rg.name(_val(rg, rev)) == "arg0.shape[0] - 1*ctaid.x - 1"
+
+
+def test_selects_that_are_min_max_and_clamps() -> None:
+    b, m = _kernel()
+    x = b.op(Kind.SREG, attrs={"sreg": "ctaid.x"})
+    lt = b.op(Kind.ICMP, x, m, width=1, attrs={"pred": "slt"})
+    mn = b.op(Kind.SELECT, lt, x, m)  # min(x, M)
+    top = b.op(Kind.SUB, m, b.const(1))
+    clamp = b.op(Kind.SELECT, lt, x, top)  # x < M ? x : M - 1
+    rg = _ranges(b)
+    assert (((M, 1),), 0) in _terms(rg.bounds(_val(rg, mn)))
+    assert (((M, 1),), -1) in _terms(rg.bounds(_val(rg, clamp)))
+    mx = b.op(Kind.SELECT, lt, m, x)  # max(x, M): no upper bound over M
+    rg = _ranges(b)
+    assert (((M, 1),), 0) not in _terms(rg.bounds(_val(rg, mx)))

@@ -34,12 +34,16 @@ from irscan.ir import Kind
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from irscan.analysis.dataflow import Graph
     from irscan.analysis.intervals import Interval
     from irscan.analysis.ranges import Atom
 
 __all__ = ["Bound", "Relations", "Upper"]
 
 I32_MAX = (1 << 31) - 1
+#: pred -> (the operand on the smaller side, strict) for a compare that holds (shared with guards.py)
+LESS = {"ult": (0, True), "slt": (0, True), "ule": (0, False), "sle": (0, False),
+         "ugt": (1, True), "sgt": (1, True), "uge": (1, False), "sge": (1, False)}  # fmt: skip
 #: how many substitutions one bound may take, how many partial bounds are explored, how many returned
 DEPTH = 16
 BUDGET = 64
@@ -92,6 +96,8 @@ class Relations:
     divisors: dict[Any, int]
 
     if TYPE_CHECKING:  # provided by the host class (irscan.analysis.ranges.Ranges)
+        gr: Graph
+        _memo: dict[Any, Affine]
 
         def guards_at(self, at: int) -> list[tuple[Affine, Affine, str]]: ...
         def note_fast_divmod(self, q: int) -> None: ...
@@ -144,6 +150,38 @@ class Relations:
             for x, y in ((a, b), (b, a)):  # (x * y) >> w <= x when y < 2^w
                 if self.interval(y).hi < (1 << width) and not x.is_const():
                     self.relate(key, 1, x, f"{self.name(res)} <= {self.name(x)}")
+
+    def relate_select(self, n: int, res: Affine, a: Affine, b: Affine) -> None:
+        """``select(u < v, a, b)`` as the DSL writes min, max and clamps: arms (u, v) is min(u, v), at
+        most either; arms (v, u) is max(u, v), at least either; arms (u, v - 1) under a strict ``<`` is
+        a clamp, at most v - 1."""
+        key, conds = _single(res), self.gr.defs(n, 0)
+        c = self.gr.op(conds[0]) if len(conds) == 1 else None
+        if key is None or c is None or c.kind is not Kind.ICMP or len(c.operands) != 2:
+            return
+        side = LESS.get(str(c.attrs.get("pred", "")))
+        if side is None:
+            return
+        u, v = self._known(c.id, side[0]), self._known(c.id, 1 - side[0])  # the compare says u < v (or <=)
+        if u is None or v is None:
+            return
+        what = f"{self.name(res)}"
+        if (a, b) == (u, v):
+            self.relate(key, 1, u, f"{what} = min: <= {self.name(u)}")
+            self.relate(key, 1, v, f"{what} = min: <= {self.name(v)}")
+        elif (a, b) == (v, u):
+            self.relate(key, 1, u, f"{what} = max: >= {self.name(u)}", lower=True)
+            self.relate(key, 1, v, f"{what} = max: >= {self.name(v)}", lower=True)
+        elif a == u and side[1] and b == v.add(Affine.of_const(-1)):
+            self.relate(key, 1, b, f"{what} = clamp: <= {self.name(b)}")
+
+    def _known(self, n: int, slot: int) -> Affine | None:
+        """Operand ``slot`` of op n if already evaluated (no evaluation from inside another's)."""
+        raw = self.gr.op(n).operands[slot]
+        if isinstance(raw, int):
+            return Affine.of_const(raw)
+        d = self.gr.defs(n, slot)
+        return self._memo.get(d[0]) if len(d) == 1 else None
 
     def relate_product(self, prod: Affine, a: Affine, b: Affine) -> None:
         """``(x / d)·d``: between ``x - d + 1`` and ``x`` (so PTX's ``x - (x / d)·d`` is below d)."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from irscan.analysis.bounds import LESS as _LESS
 from irscan.analysis.intervals import Affine
 from irscan.analysis.reaching import cfg_successors
 from irscan.ir import Kind
@@ -27,9 +28,6 @@ if TYPE_CHECKING:
 #: (x, rhs, fact): ``x <= rhs`` holds where the fact's edge dominates
 Guard = tuple[Affine, Affine, str]
 
-#: pred -> (less-side operand, strict) for the compare holding; the negation flips it
-_LESS = {"ult": (0, True), "slt": (0, True), "ule": (0, False), "sle": (0, False),
-         "ugt": (1, True), "sgt": (1, True), "uge": (1, False), "sge": (1, False)}  # fmt: skip
 _NEGATE = {"ult": "uge", "slt": "sge", "ule": "ugt", "sle": "sgt", "ugt": "ule", "sgt": "sle", "uge": "ult",
            "sge": "slt", "eq": "ne", "ne": "eq"}  # fmt: skip
 #: how many compares one path's conditions may hold (an ``and`` tree is walked this far)

@@ -352,9 +352,11 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod):
             b = yield from self._operand(n, 2)
             if a == b:
                 return a
-            return self._derived(
+            res = self._derived(
                 n, f"select({self.name(a)}, {self.name(b)})", self.interval(a).union(self.interval(b)), (a, b)
             )
+            self.relate_select(n, res, a, b)
+            return res
         if k is Kind.ICMP:
             return self._atom(n, "comparison", Interval(0, 1), True)
         if k is Kind.EXTRACT:
