@@ -10,11 +10,18 @@ from typing import Any
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("report", help="write a ready-to-file upstream bug report per root cause, with a minimal repro")
-    p.add_argument("items", nargs="+", metavar="FINDING_ID|SOURCE", help="finding ids, then a capture folder, IR file or saved JSON report")
+    p.add_argument(
+        "items",
+        nargs="+",
+        metavar="FINDING_ID|SOURCE",
+        help="finding ids, then a capture folder, IR file or saved JSON report",
+    )
     p.add_argument("--all", action="store_true", help="one report per root cause of every finding")
     p.add_argument("-o", "--out", default="irscan-reports", help="folder for the reports (default ./irscan-reports)")
     p.add_argument("--no-script", action="store_true", help="do not write (and re-run) the compile-only repro script")
-    p.add_argument("--matrix", metavar="V1,V2,...", help="run the repro script under each release, e.g. 4.4.2,4.5.0,4.5.1,4.8.1")
+    p.add_argument(
+        "--matrix", metavar="V1,V2,...", help="run the repro script under each release, e.g. 4.4.2,4.5.0,4.5.1,4.8.1"
+    )
     p.add_argument("--bisect", nargs=2, metavar=("GOOD", "BAD"), help="find the first affected release between two")
     p.set_defaults(func=cmd_report)
 

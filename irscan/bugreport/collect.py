@@ -57,7 +57,9 @@ def load_findings(source: Path) -> list[dict[str, Any]]:
         except (OSError, ValueError) as exc:
             from irscan.ir import IRSyntaxError
 
-            raise IRSyntaxError(str(source), 1, 1, f"not a JSON report ({exc})", ["irscan scan --format json"]) from None
+            raise IRSyntaxError(
+                str(source), 1, 1, f"not a JSON report ({exc})", ["irscan scan --format json"]
+            ) from None
         return list(doc.get("findings", []))
     from irscan.pipeline import scan_paths
 

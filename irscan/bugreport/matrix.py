@@ -49,7 +49,10 @@ def venv(release: str, flavour: str = "") -> Path:
     """The cached venv's python for ``nvidia-cutlass-dsl[flavour]==release``, made on first use."""
     d = cache() / (f"{release}-{flavour}" if flavour else release)
     py = d / "bin" / "python"
-    ok = py.exists() and subprocess.run([py, "-c", "import cutlass, lark, networkx"], capture_output=True).returncode == 0
+    ok = (
+        py.exists()
+        and subprocess.run([py, "-c", "import cutlass, lark, networkx"], capture_output=True).returncode == 0
+    )
     if not ok:
         subprocess.run([sys.executable, "-m", "venv", d], check=True)
         spec = f"nvidia-cutlass-dsl[{flavour}]=={release}" if flavour else f"nvidia-cutlass-dsl=={release}"
@@ -103,7 +106,10 @@ def bisect(good: str, bad: str, test: Callable[[str], str]) -> tuple[str | None,
     (g, flav), (b, _) = parse_spec(good), parse_spec(bad)
     if g not in KNOWN or b not in KNOWN or KNOWN.index(g) >= KNOWN.index(b):
         return None, {}, f"--bisect needs two releases of {', '.join(KNOWN)}, the good one first"
-    spec = (lambda r: f"{r}[{flav}]" if flav else r)
+
+    def spec(r: str) -> str:
+        return f"{r}[{flav}]" if flav else r
+
     seen = {spec(g): test(spec(g)), spec(b): test(spec(b))}
     if seen[spec(g)] != NOT_AFFECTED or seen[spec(b)] != AFFECTED:
         return None, seen, f"bisect: {spec(g)} is {seen[spec(g)]} and {spec(b)} is {seen[spec(b)]}: nothing to bisect"
@@ -126,7 +132,11 @@ def filler(matrix: str | None, bisect_range: list[str] | None) -> Callable[[Path
         for spec in [s for s in (matrix or "").split(",") if s.strip()]:
             ev.matrix[spec.strip()] = run_one(spec.strip(), script, kernel, check)
         if bisect_range:
-            first, seen, note = bisect(bisect_range[0], bisect_range[1], lambda s: ev.matrix.get(s) or run_one(s, script, kernel, check))
+
+            def test(s: str) -> str:
+                return ev.matrix.get(s) or run_one(s, script, kernel, check)
+
+            first, seen, note = bisect(bisect_range[0], bisect_range[1], test)
             ev.matrix.update({k: v for k, v in seen.items() if k not in ev.matrix})
             ev.first_bad, ev.bisect_note = first, note
 

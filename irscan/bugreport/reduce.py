@@ -62,13 +62,19 @@ def scan_alone(path: Path) -> list[dict[str, Any]]:
         return []  # a candidate irscan cannot read is simply not interesting
 
 
+def _parse(text: str) -> None:
+    """``cutlass._mlir.ir.Module.parse`` in a fresh context; raises what the bindings raise."""
+    from cutlass._mlir import ir as _ir
+
+    ir: Any = _ir  # the bindings ship no type stubs
+    with ir.Context():
+        ir.Module.parse(text)
+
+
 def dsl_accepts(text: str) -> bool:
     """Whether the DSL's own MLIR parser reads ``text`` (its locations stripped)."""
-    from cutlass._mlir import ir
-
     try:
-        with ir.Context():
-            ir.Module.parse(strip_locations(text))  # type: ignore[attr-defined]
+        _parse(strip_locations(text))
         return True
     except Exception:  # the bindings raise MLIRError and friends; any failure means "not accepted"
         return False
@@ -163,11 +169,8 @@ def reduce_module(text: str, suffix: str, target: Target) -> Reduced | None:
     out = ddmin_lines(lines, removable, interesting)
     final = "\n".join(out).rstrip("\n") + "\n"
     if mlir:
-        from cutlass._mlir import ir
-
         try:
-            with ir.Context():
-                ir.Module.parse(final)  # type: ignore[attr-defined]
+            _parse(final)
             return Reduced(final, _ops(lines), _ops(out), True, True)
         except Exception:  # the located form does not read back (an upstream printer bug): try it stripped
             stripped = strip_locations(final).rstrip("\n") + "\n"

@@ -35,7 +35,13 @@ def _dim(mode: dict[str, Any], key: str) -> str:
         return str(m["value"])
     div = _DIV.search(str(m.get("text", "")))
     d = f"divisibility={div.group(1)}" if div else ""
-    return f"_cute.sym_int64({d})" if m.get("width") == 64 else f"_cute.sym_int32({d})" if key == "stride" else f"_cute.sym_int({d})"
+    return (
+        f"_cute.sym_int64({d})"
+        if m.get("width") == 64
+        else f"_cute.sym_int32({d})"
+        if key == "stride"
+        else f"_cute.sym_int({d})"
+    )
 
 
 def fake_arg(arg: dict[str, Any]) -> str:
@@ -77,7 +83,9 @@ def kept_source(text: str) -> str:
     drop: set[int] = set()
     for st in tree.body:
         main = isinstance(st, ast.If) and "__main__" in ast.unparse(st.test)
-        if main or (not isinstance(st, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)) and _calls(st) & _DROP_CALLS):
+        if main or (
+            not isinstance(st, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)) and _calls(st) & _DROP_CALLS
+        ):
             drop.update(range(st.lineno - 1, (st.end_lineno or st.lineno)))
     return "\n".join(ln for i, ln in enumerate(lines) if i not in drop)
 
@@ -96,7 +104,9 @@ def build(rc: RootCause) -> str:
     params = [a.arg for a in node.args.args]
     args = km.get("args", [])
     if len(params) != len(args):
-        raise NoRepro(f"`{node.name}` takes {len(params)} arguments and the kernel {len(args)}: the recorded ones do not map")
+        raise NoRepro(
+            f"`{node.name}` takes {len(params)} arguments and the kernel {len(args)}: the recorded ones do not map"
+        )
     fakes = [fake_arg(a) for a in args]
     try:
         body = kept_source(src_file.read_text())

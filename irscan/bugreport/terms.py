@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 _SREG = {"ctaid": "blockIdx", "tid": "threadIdx", "ntid": "blockDim", "nctaid": "gridDim"}
-_ATOM = re.compile(r"load\((arg\d+)\)|\b(arg\d+)\.(stride|shape)\[(\d+)\]|\b(arg\d+)\b|\b(ctaid|tid|ntid|nctaid)\.([xyz])\b")
+_ATOM = re.compile(
+    r"load\((arg\d+)\)|\b(arg\d+)\.(stride|shape)\[(\d+)\]|\b(arg\d+)\b|\b(ctaid|tid|ntid|nctaid)\.([xyz])\b"
+)
 _STRIDE_INDEX = re.compile(r"\.stride\[(\d+)\]")  # irscan's own spelling left in a sentence
 _BYTES = re.compile(r"(\d+) byte\(s\) per unit")
 
@@ -31,8 +33,10 @@ def user_terms(expr: str, params: list[str]) -> str:
             return f"{_param(m.group(1), params)}[...]"
         if m.group(2):
             call = "stride" if m.group(3) == "stride" else "shape"
-            return f"{_param(m.group(2), params)}.{call}({m.group(4)})" if call == "stride" else (
-                f"{_param(m.group(2), params)}.shape[{m.group(4)}]"
+            return (
+                f"{_param(m.group(2), params)}.{call}({m.group(4)})"
+                if call == "stride"
+                else (f"{_param(m.group(2), params)}.shape[{m.group(4)}]")
             )
         if m.group(5):
             return _param(m.group(5), params)

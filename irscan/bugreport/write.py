@@ -76,7 +76,10 @@ def _repro(rc: RootCause, out: Path, ev: Evidence, after: Callable[[Path, Target
 
 
 def write_report(
-    rc: RootCause, out: Path, with_script: bool = True, after_repro: Callable[[Path, Target, Evidence], None] | None = None
+    rc: RootCause,
+    out: Path,
+    with_script: bool = True,
+    after_repro: Callable[[Path, Target, Evidence], None] | None = None,
 ) -> Path | None:
     """``out/<id>.md`` and its files; None (and a line on stderr) when nothing reproduces.  ``after_repro``
     runs once the repro script has reproduced (the version matrix)."""

@@ -42,7 +42,12 @@ def label(step: dict[str, Any]) -> str:
     rng = step.get("range")
     d, _ = _def_and_uses(str(step.get("text", "")))
     what = _INPUT_WHAT.search(str(step.get("text", ""))) if step.get("role") == "input" else None
-    parts = [f"{d} =" if d else "", str(step["op"]), what.group(0).lstrip("%") if what else "", f"i{step['width']}" if step.get("width") else ""]
+    parts = [
+        f"{d} =" if d else "",
+        str(step["op"]),
+        what.group(0).lstrip("%") if what else "",
+        f"i{step['width']}" if step.get("width") else "",
+    ]
     if rng:
         parts.append(f"[{rng[0]:,}, {rng[1]:,}]")
     if step.get("wraps"):
@@ -72,7 +77,9 @@ def chain_graph(chain: list[dict[str, Any]]) -> nx.DiGraph:
 
 def to_dot(chain: list[dict[str, Any]], title: str) -> str:
     g = chain_graph(chain)
-    out = [f'digraph chain {{\n  label="{_esc(title)}"; labelloc=t; node [shape=box, style=filled, fontname="monospace"];']
+    out = [
+        f'digraph chain {{\n  label="{_esc(title)}"; labelloc=t; node [shape=box, style=filled, fontname="monospace"];'
+    ]
     for n, data in g.nodes(data=True):
         s = data["step"]
         colour = "#fca5a5" if s.get("wraps") else _COLOURS.get(str(s.get("role")), "#ffffff")

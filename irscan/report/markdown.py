@@ -53,7 +53,8 @@ def title(rc: RootCause) -> str:
     f = rc.lead
     call = _dsl_call(f)
     what = f"`{call}`" if call else f"`{(f.get('source') or '').strip()[:60]}`"
-    return f"[CuTe DSL] `{kernel_key(f['kernel'])}`: 32-bit overflow of the address offset in {what} when {trigger(f, rc.params)}"
+    kernel = kernel_key(f["kernel"])
+    return f"[CuTe DSL] `{kernel}`: 32-bit overflow of the address offset in {what} when {trigger(f, rc.params)}"
 
 
 def _chains(rc: RootCause) -> list[str]:
@@ -90,7 +91,9 @@ def _table(f: dict[str, Any], params: list[str]) -> list[str]:
         return ["No witness was computed for this finding."]
     ext = "sign-extended" if wit.get("extension") != "zero" else "zero-extended"
     out.append("")
-    out.append(f"The 32-bit value is {ext} to 64 bits ({wit.get('extended_hex', '?')}) before it is added to the pointer.")
+    out.append(
+        f"The 32-bit value is {ext} to 64 bits ({wit.get('extended_hex', '?')}) before it is added to the pointer."
+    )
     return out
 
 
@@ -98,7 +101,8 @@ def _environment(rc: RootCause) -> list[str]:
     env = dict((rc.meta or {}).get("environment") or {})
     arch = (rc.meta or {}).get("arch", "not recorded")
     out = [
-        f"- `nvidia-cutlass-dsl` {env.get('dsl_version', 'not recorded')} ({env.get('wheel_flavour', 'flavour not recorded')} wheel)",
+        f"- `nvidia-cutlass-dsl` {env.get('dsl_version', 'not recorded')} "
+        f"({env.get('wheel_flavour', 'flavour not recorded')} wheel)",
         f"- target arch: {arch} (compile only; no GPU was used)",
         f"- Python {env.get('python', platform.python_version())}",
         f"- PyTorch {env['torch']}" if env.get("torch") else "- PyTorch: not used by the program",
@@ -113,7 +117,9 @@ def _dsl_part(rc: RootCause) -> list[str]:
     call = _dsl_call(f)
     if call is None:
         return []
-    widths = sorted({int(s["width"]) for s in f["chain"] if s.get("role") in ("input", "arithmetic") and s.get("width")})
+    widths = sorted(
+        {int(s["width"]) for s in f["chain"] if s.get("role") in ("input", "arithmetic") and s.get("width")}
+    )
     wrap = next((s for s in f["chain"] if s.get("wraps")), None)
     tensor = (f.get("memory") or {}).get("tensor")
     km = rc.kernel_meta()
@@ -125,7 +131,8 @@ def _dsl_part(rc: RootCause) -> list[str]:
             "",
             f"**On the DSL's side.** `{call}` computes at the width of its operands (i{'/i'.join(map(str, widths))}); "
             f"the 32-bit dynamic stride in `{layout}` is the program's own choice (`cute.sym_int32`, "
-            "`use_32bit_stride`), so the fix is the user's; the DSL could warn when a 32-bit stride indexes global memory.",
+            "`use_32bit_stride`), so the fix is the user's; the DSL could warn when a 32-bit stride indexes global "
+            "memory.",
         ]
     return [
         "",
@@ -153,12 +160,35 @@ def render(rc: RootCause, ev: Evidence) -> str:
     )
     if twin is not None:
         tw = twin.get("wraps_when") or {}
-        lines.append(f"The {twin['ir'].upper()} of the same access wraps when `{user_terms(str(tw.get('text', '?')), rc.params)}`.")
-    lines += ["", "## Root cause", "", f"The Python statement ({_where(f)}):", "", "```python", (f.get("source") or "").strip(), "```"]
+        lines.append(
+            f"The {twin['ir'].upper()} of the same access wraps when "
+            f"`{user_terms(str(tw.get('text', '?')), rc.params)}`."
+        )
+    lines += [
+        "",
+        "## Root cause",
+        "",
+        f"The Python statement ({_where(f)}):",
+        "",
+        "```python",
+        (f.get("source") or "").strip(),
+        "```",
+    ]
     if f.get("origin"):
         o = f["origin"]
-        lines += ["", f"The wrapping op itself comes from {portable_path(o['file'])}:{o['line']}: `{o.get('source', '')}`."]
-    lines += ["", "The chain from the inputs to the access (only its ops):", "", *_chains(rc), "", "At the witness:", ""]
+        lines += [
+            "",
+            f"The wrapping op itself comes from {portable_path(o['file'])}:{o['line']}: `{o.get('source', '')}`.",
+        ]
+    lines += [
+        "",
+        "The chain from the inputs to the access (only its ops):",
+        "",
+        *_chains(rc),
+        "",
+        "At the witness:",
+        "",
+    ]
     lines += _table(f, rc.params)
     for fact in f.get("facts", []):
         lines.append(f"- {user_terms(fact, rc.params)}")
@@ -168,7 +198,10 @@ def render(rc: RootCause, ev: Evidence) -> str:
         lines.append(f"It stays correct while {user_terms(sw['solved'], rc.params)}.")
     mem = f.get("memory") or {}
     if mem.get("bytes"):
-        lines.append(f"At the threshold the tensor `{user_terms(mem['tensor'], rc.params)}` needs {_n(int(mem['bytes']))} bytes, which fits on one GPU.")
+        lines.append(
+            f"At the threshold the tensor `{user_terms(mem['tensor'], rc.params)}` needs {_n(int(mem['bytes']))} "
+            "bytes, which fits on one GPU."
+        )
     lines += ["", "## Environment", "", *_environment(rc)]
     lines += ["", "## Version matrix", ""]
     if ev.matrix:
@@ -190,9 +223,10 @@ def render(rc: RootCause, ev: Evidence) -> str:
         lines.append(f"- No reduced module: {ev.reduced_note or 'the captured module does not reproduce on its own'}.")
     if ev.repro:
         run = f"`irscan audit -- python {ev.repro}`"
-        state = {True: f"re-run, {run} reproduces it", False: f"re-run, {run} **does not reproduce** it"}.get(
-            ev.repro_reproduces, "not re-run"
-        )
+        if ev.repro_reproduces is None:
+            state = "not re-run"
+        else:
+            state = f"re-run, {run} {'reproduces' if ev.repro_reproduces else '**does not reproduce**'} it"
         lines.append(f"- Compile-only script [`{ev.repro}`]({ev.repro}) (no GPU needed): {state}. {ev.repro_note}")
     else:
         lines.append(f"- No repro script: {ev.repro_note or 'the kernel does not come from a file irscan can import'}.")

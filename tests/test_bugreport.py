@@ -1,0 +1,158 @@
+"""irscan report's parts on small inputs: the delta reducer, the user's terms and the witness table,
+the chain picture, the markdown's sections, and the CLI's bad input (unknown ids, nothing reproduces)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.dom.minidom
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from irscan.bugreport.collect import group, load_findings
+from irscan.bugreport.reduce import Target, ddmin_lines, dsl_accepts
+from irscan.bugreport.repro import NoRepro, fake_arg, kept_source
+from irscan.bugreport.terms import user_terms, witness_rows
+from irscan.cli import main
+from irscan.report import dot, markdown
+
+ROOT = Path(__file__).resolve().parent.parent
+CAPS = ROOT / "corpus" / "captures"
+
+
+@pytest.fixture(scope="module")
+def stride_findings() -> list[dict[str, Any]]:
+    return load_findings(CAPS / "elementwise_i32_stride")
+
+
+def test_ddmin_keeps_only_what_the_test_needs() -> None:
+    lines = [f"l{i}" for i in range(40)]
+    out = ddmin_lines(lines, list(range(40)), lambda ls: "l7" in ls and "l31" in ls)
+    assert out == ["l7", "l31"]
+
+
+def test_ddmin_never_removes_a_line_it_was_not_given() -> None:
+    lines = ["keep", "a", "b", "c"]
+    assert ddmin_lines(lines, [1, 2, 3], lambda ls: True) == ["keep"]
+
+
+def test_the_dsl_parser_is_the_validity_check() -> None:
+    assert dsl_accepts("module {\n}\n")
+    assert not dsl_accepts("module {\n  %0 = llvm.add %1, %2 : i32\n}\n")  # undefined operands
+
+
+def test_twins_are_one_root_cause(stride_findings: list[dict[str, Any]]) -> None:
+    causes = group(stride_findings)
+    assert len(causes) == 2  # src and dst: two accesses, each with its MLIR finding and PTX twin
+    for rc in causes:
+        assert sorted(f["ir"] for f in rc.findings) == ["mlir", "ptx"]
+        assert rc.lead["ir"] == "mlir"
+        assert rc.params == ["src", "dst"]
+
+
+def test_user_terms() -> None:
+    params = ["mO", "mdO", "mCuSeqlens"]
+    assert user_terms("9728*load(arg2)", params) == "9728 × mCuSeqlens[...]"
+    assert user_terms("ctaid.x*arg1.stride[0] + tid.x", params) == "blockIdx.x × mdO.stride(0) + threadIdx.x"
+    assert user_terms("arg0.shape[1]", params) == "mO.shape[1]"
+    assert user_terms("arg7", params) == "arg7"  # no such parameter: irscan's own name stays
+
+
+def test_witness_table_lands_on_the_witness(stride_findings: list[dict[str, Any]]) -> None:
+    f = next(x for x in stride_findings if x["ir"] == "mlir")
+    rows = witness_rows(f, ["src", "dst"])
+    assert [r.intended for r in rows] == [8191 * 262176, 8191 * 262176 + 7 * 1024]
+    assert rows[-1].bits32 == f["witness"]["i32"] == 2147490784 - 2**32
+    assert rows[-1].offset == rows[-1].bits32 * 2  # bf16: two bytes per element
+
+
+def test_a_table_that_misses_the_witness_is_not_shown(stride_findings: list[dict[str, Any]]) -> None:
+    f = dict(next(x for x in stride_findings if x["ir"] == "mlir"))
+    f["witness"] = {**f["witness"], "true": 12345}
+    assert witness_rows(f, []) == []
+
+
+def test_picture_edges_follow_the_operands(stride_findings: list[dict[str, Any]]) -> None:
+    ptx = next(x for x in stride_findings if x["ir"] == "ptx")
+    g = dot.chain_graph(ptx["chain"])
+    mad = next(i for i, s in enumerate(ptx["chain"]) if s["op"].startswith("mad"))
+    assert g.in_degree(mad) == 3  # stride, ctaid.x and the shifted ctaid.y
+    svg = dot.to_svg(ptx["chain"], "t")
+    xml.dom.minidom.parseString(svg)
+    assert "WRAPS" in svg and 'stroke-width="3"' in svg
+    assert "n4 [label=" in dot.to_dot(ptx["chain"], "t")
+
+
+def test_fake_args_from_meta() -> None:
+    meta = json.loads(next((CAPS / "varlen_offset_fa4_2611").glob("*/meta.json")).read_text())
+    args = meta["kernels"][0]["args"]
+    assert fake_arg(args[1]) == (
+        "_fake(_cutlass.BFloat16, (_cute.sym_int(), 16, 96), stride=(9728, 96, 1), assumed_align=16)"
+    )
+    assert fake_arg(args[2]) == "_fake(_cutlass.Int32, (5,), stride=(1,), assumed_align=4)"
+    with pytest.raises(NoRepro):
+        fake_arg({"index": 3, "type": "!cute.tiled_copy<...>"})
+
+
+def test_kept_source_drops_the_programs_own_compile() -> None:
+    text = "import cutlass\nN = 4\n\ndef f():\n    pass\n\nx = make_fake_tensor(1)\ncute.compile(f, x)\n"
+    out = kept_source(text)
+    assert "compile" not in out and "make_fake_tensor" not in out and "N = 4" in out and "def f" in out
+
+
+def test_markdown_is_built_from_the_finding(tmp_path: Path) -> None:
+    assert main(["report", "--all", "--no-script", str(CAPS / "varlen_offset_fa4_2611"), "-o", str(tmp_path)]) == 0
+    md = (tmp_path / "bd24c50833c9.md").read_text()
+    assert md.startswith("# [CuTe DSL] `bwd_preprocess`: 32-bit overflow")
+    assert "`cute.domain_offset`" in md.splitlines()[0]
+    assert "`9728 × mCuSeqlens[...] >= 2^31`, i.e. from `mCuSeqlens[...]` = 220,753" in md
+    assert "| `9728 × mCuSeqlens[...]` | 2,147,485,184 | -2,147,482,112 |" in md
+    assert "**What the DSL does wrong.** `cute.domain_offset`" in md
+    for section in ("## Summary", "## Root cause", "## Trigger", "## Environment", "## Minimal repro", "## Fix"):
+        assert section in md
+    assert "None" not in md
+    assert "![chain of bd24c50833c9](bd24c50833c9.svg)" in md and (tmp_path / "bd24c50833c9.svg").exists()
+
+
+def test_markdown_title_names_kernel_and_condition(stride_findings: list[dict[str, Any]]) -> None:
+    rc = group(stride_findings)[0]
+    t = markdown.title(rc)
+    assert "`pitched_copy`" in t and "`src.stride(0)` = 262,176" in t
+
+
+def test_unknown_id_lists_the_ids(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["report", "deadbeef0000", str(CAPS / "elementwise_i32_stride"), "-o", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "no finding deadbeef0000" in err and "10e7088dc9db" in err and "81b1d6b011fc" in err
+    assert not list(tmp_path.iterdir())
+
+
+def test_nothing_reproduces_no_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A saved report whose modules are gone and whose kernel's source is elsewhere: no repro of
+    either kind reproduces, so no report is written as if one did (exit 1, said on stderr)."""
+    cap = tmp_path / "cap"
+    shutil.copytree(next((CAPS / "elementwise_i32_stride").iterdir()), cap)
+    meta = json.loads((cap / "meta.json").read_text())
+    meta["kernels"][0]["file"] = str(tmp_path / "gone.py")
+    (cap / "meta.json").write_text(json.dumps(meta))
+    assert main(["scan", str(cap), "--format", "json", "--fail-on", "never"]) == 0
+    saved = tmp_path / "report.json"
+    saved.write_text(capsys.readouterr().out)
+    for m in cap.glob("module.*"):
+        m.unlink()
+    out = tmp_path / "out"
+    assert main(["report", "--all", str(saved), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "no repro reproduces the finding" in err and "no report written" in err
+    assert not list(out.glob("*.md"))
+
+
+def test_target_is_check_severity_and_threshold(stride_findings: list[dict[str, Any]]) -> None:
+    f = next(x for x in stride_findings if x["ir"] == "mlir")
+    t = Target.of(f)
+    assert t.matches(f)
+    assert not t.matches({**f, "severity": "must"})
+    assert not t.matches({**f, "wraps_when": {**f["wraps_when"], "threshold": 262175}})
