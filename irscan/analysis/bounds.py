@@ -6,12 +6,15 @@ computes the grid as ``ceil(M / 128)``, so ``128*ctaid.x <= M - 1``, and the val
 (:class:`Upper`, ``mult·atom <= rhs``), recorded where the analysis meets them:
 
 - ``x % d``: at most ``d - 1`` (``d - g`` when x and d are both multiples of g: the layouts' ``div=``),
-  and at most ``x`` for ``x >= 0``;
-- floor multiples: ``t·(x / t) <= x``, ``(x >> s)·2^s <= x``, ``x & m <= x``, ``(x / d)·d`` between
-  ``x - d + 1`` and ``x`` (PTX's remainder idiom ``x - (x / d)·d`` is then at most ``d - 1``);
-- ``min(a, b)`` at most either;
+  and at most ``x`` for ``x >= 0``; PTX's ``x - (x / d)·d`` and CuTe's FastDivmod remainder
+  (irscan/analysis/divmod.py) evaluate to such a remainder;
+- floor multiples and quotients: ``t·(x / t) <= x``, ``x / d <= x``, ``(x >> s)·2^s <= x``,
+  ``x & m <= x``, ``(x / d)·d`` between ``x - d + 1`` and ``x``, ``mulhi(x, m) <= x``;
+- ``min(a, b)`` (the op, or the select the DSL writes) at most either, a clamp at most its top;
+- a loop counter at most its loop's bound plus the step (irscan/analysis/loops.py);
 - the launch grid the host function stores (irscan/analysis/hostgrid.py): ``t·ctaid <= F - 1``;
-- a compare whose true edge dominates the use (irscan/analysis/guards.py): ``x <= M - 1`` there.
+- with a use point: a compare whose edge dominates it (irscan/analysis/guards.py), ``x <= M - 1``
+  there; and an offset into a tensor is below the tensor's extent (irscan/analysis/coords.py).
 
 :meth:`Relations.bounds` substitutes these one-sided bounds into a value, exactly and linearly (with
 rational coefficients rounded up at the end, which is sound because extents are non-negative), until
