@@ -285,12 +285,14 @@ def test_pack_unpack_and_symbol_moves() -> None:
         ("%rd1",),
         ("%r1", "%r2"),
     )
+    # an unpack is its halves: %r1 = trunc %rd1, %r2 = trunc (%rd1 >> 32) (tests/test_ptx_idioms.py)
     unpack = lower_one("mov.b64 {%r1, %r2}, %rd1;")
-    assert (unpack.kind, unpack.attrs["note"], unpack.results, unpack.operands) == (
-        Kind.OPAQUE,
+    assert (unpack.kind, unpack.attrs["idiom"], unpack.results, unpack.width, unpack.src_width) == (
+        Kind.TRUNC,
         "unpack",
-        ("%r1", "%r2"),
-        ("%rd1",),
+        ("%r2",),
+        32,
+        64,
     )
     sym = lower_one("mov.u32 %r1, smem;")
     assert (sym.kind, sym.operands, sym.attrs["symbol"]) == (Kind.MOV, ("smem",), True)

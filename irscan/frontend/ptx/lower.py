@@ -32,6 +32,7 @@ from irscan.frontend.ptx.ast import (
     VarDecl,
     Version,
 )
+from irscan.frontend.ptx.idioms import NarrowingIdioms
 from irscan.frontend.ptx.instr import lower_instr
 from irscan.frontend.ptx.names import FunctionNames
 from irscan.frontend.ptx.opcodes import TYPE_BYTES
@@ -52,6 +53,8 @@ class _Lowerer:
         self.cur_loc: Loc | None = None
         self.block = Block("entry")
         self.after_term = False
+        self.idioms = NarrowingIdioms()  # PTX spellings of trunc + ext (irscan/frontend/ptx/idioms.py)
+        self.idiom_block: Block | None = None
 
     def run(self) -> Module:
         mod = self.mod
@@ -175,11 +178,19 @@ class _Lowerer:
             self.fn.blocks.append(nb)
             self.block = nb
             self.after_term = False
-        self.block.ops.append(op)
+        if self.block is not self.idiom_block:  # the narrowing idioms are matched within a block
+            self.idioms.new_block()
+            self.idiom_block = self.block
+        out = self.idioms.lower(op, self._new_id)
+        self.block.ops.extend(out)
         if op.kind is Kind.BRANCH or op.kind is Kind.RETURN:
             self.after_term = True
-        if count:
+        if count and out[0] is op:
             self.mod.opaque[op.name] = self.mod.opaque.get(op.name, 0) + 1
+
+    def _new_id(self) -> int:
+        self.next_id += 1
+        return self.next_id - 1
 
 
 def _unquote(s: str) -> str:

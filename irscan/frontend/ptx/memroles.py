@@ -5,9 +5,9 @@ vector forms, ``atom``/``red``, ``cp.async`` and its bulk forms, ``prefetch``, `
 ``stmatrix``, ``mbarrier`` read or write through), or a *handle*: a tensor map (``CUtensorMap``; the
 TMA unit computes the element address from the map and the coordinates inside the brackets, so the
 map's own address is not an element address), a texture or a surface.  (``tensormap.replace`` and
-``tensormap.cp_fenceproxy`` write a map's bytes: there the map's address is an element address.)  The state space of each
-address comes from the opcode's spaces in order (``cp.async.ca.shared.global [dst], [src]``);
-an address past them is the trailing ``[mbarrier]`` of TMA / ``st.async`` (shared).
+``tensormap.cp_fenceproxy`` write a map's bytes: there the map's address is an element address.)
+The state space of each address comes from the opcode's spaces in order (``cp.async.ca.shared.global
+[dst], [src]``); an address past them is the trailing ``[mbarrier]`` of TMA / ``st.async`` (shared).
 
 :func:`address_roles` sets what the analysis reads: ``Op.addr`` is the element address in global
 memory where there is one (``cp.async``'s global source, not its shared destination), else the
