@@ -62,19 +62,17 @@ def scan_alone(path: Path) -> list[dict[str, Any]]:
         return []  # a candidate irscan cannot read is simply not interesting
 
 
-def _parse(text: str) -> None:
-    """``cutlass._mlir.ir.Module.parse`` in a fresh context; raises what the bindings raise."""
+def dsl_accepts(text: str) -> bool:
+    """Whether the DSL's own MLIR parser reads ``text`` as it is (``nvvm.barrier``'s location aside: the
+    one printer bug irscan.patching.parse works around)."""
     from cutlass._mlir import ir as _ir
 
+    from irscan.patching.parse import parse_module
+
     ir: Any = _ir  # the bindings ship no type stubs
-    with ir.Context():
-        ir.Module.parse(text)
-
-
-def dsl_accepts(text: str) -> bool:
-    """Whether the DSL's own MLIR parser reads ``text`` (its locations stripped)."""
     try:
-        _parse(strip_locations(text))
+        with ir.Context():
+            parse_module(text)
         return True
     except Exception:  # the bindings raise MLIRError and friends; any failure means "not accepted"
         return False
@@ -154,8 +152,11 @@ def _ops(lines: list[str]) -> int:
 
 def reduce_module(text: str, suffix: str, target: Target) -> Reduced | None:
     """The smallest module found that still reproduces ``target``; None when the original itself does not
-    (scanned alone, without meta.json)."""
-    mlir = suffix == ".mlir"
+    (scanned alone, without meta.json).  An MLIR module keeps its locations (the Python statements) when
+    the DSL's parser reads it with them, else it is reduced with them stripped."""
+    mlir, located = suffix == ".mlir", True
+    if mlir and not dsl_accepts(text):
+        text, located = strip_locations(text), False
 
     def interesting(ls: list[str]) -> bool:
         t = "\n".join(ls)
@@ -164,17 +165,8 @@ def reduce_module(text: str, suffix: str, target: Target) -> Reduced | None:
     lines = text.split("\n")
     if not interesting(lines):
         return None
+    before = _ops(lines)
     lines = _drop_functions(lines, target.kernel, interesting)
     removable = [i for i, ln in enumerate(lines) if not _KEEP.match(ln) or _ALIAS.match(ln)]
     out = ddmin_lines(lines, removable, interesting)
-    final = "\n".join(out).rstrip("\n") + "\n"
-    if mlir:
-        try:
-            _parse(final)
-            return Reduced(final, _ops(lines), _ops(out), True, True)
-        except Exception:  # the located form does not read back (an upstream printer bug): try it stripped
-            stripped = strip_locations(final).rstrip("\n") + "\n"
-            if reproduces(stripped, suffix, target):
-                return Reduced(stripped, _ops(lines), _ops(out), True, False)
-            return Reduced(final, _ops(lines), _ops(out), False, True)
-    return Reduced(final, _ops(lines), _ops(out), False, True)
+    return Reduced("\n".join(out).rstrip("\n") + "\n", before, _ops(out), mlir, located)

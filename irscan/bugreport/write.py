@@ -36,10 +36,11 @@ def _reduce(rc: RootCause, out: Path, ev: Evidence) -> None:
             continue
         ev.reduced, ev.reduced_ops = name, (red.ops_before, red.ops_after)
         notes = []
+        if red.dsl_parses:
+            notes.append("The DSL's own parser (`cutlass._mlir.ir.Module.parse`) accepts it")
         if src.suffix == ".mlir":
-            notes.append("The DSL's own parser (`cutlass._mlir.ir.Module.parse`) accepts it" if red.dsl_parses else "")
-            if not red.located:
-                notes.append("its locations are stripped (the printed ones do not parse back)")
+            notes.append("its locations (the Python statements) are kept" if red.located else
+                         "its locations are stripped (the printed ones do not parse back)")  # fmt: skip
         ev.reduced_note = ", ".join(n for n in notes if n) + ("." if notes else "")
         return
 
