@@ -107,7 +107,11 @@ def test_markdown_is_built_from_the_finding(tmp_path: Path) -> None:
     md = (tmp_path / "bd24c50833c9.md").read_text()
     assert md.startswith("# [CuTe DSL] `bwd_preprocess`: 32-bit overflow")
     assert "`cute.domain_offset`" in md.splitlines()[0]
-    assert "`9728 × mCuSeqlens[...] >= 2^31`, i.e. from `mCuSeqlens[...]` = 220,753" in md
+    trigger = (
+        "`mdO.stride(0) × mCuSeqlens[...] >= 2^31`, i.e. from `mCuSeqlens[...]` = 220,753 at `mdO.stride(0)` = 9,728"
+    )
+    assert trigger in md.splitlines()[0] and f"## Trigger\n\n{trigger}." in md
+    assert "the kernel reads outside the tensor" in md and "not imported by the program" in md
     assert "| `9728 × mCuSeqlens[...]` | 2,147,485,184 | -2,147,482,112 |" in md
     assert "**What the DSL does wrong.** `cute.domain_offset`" in md
     for section in ("## Summary", "## Root cause", "## Trigger", "## Environment", "## Minimal repro", "## Fix"):

@@ -125,3 +125,26 @@ def witness_rows(f: dict[str, Any], params: list[str]) -> list[Row]:
     except KeyError:
         return []
     return rows if rows and rows[-1].intended == wit.get("true") else []
+
+
+_FACTOR = re.compile(r"(?<![\w.\[])(\d+)\*(?=[a-z(])")
+
+
+def static_strides(f: dict[str, Any], args: list[dict[str, Any]], params: list[str]) -> dict[int, str]:
+    """The accessed tensor's static strides (other than 1) by value: ``{9728: "mdO.stride(0)"}``, so that a
+    constant factor of the expression can be named as the stride it is."""
+    tensor = str((f.get("memory") or {}).get("tensor") or "")
+    out: dict[int, str] = {}
+    for a in args:
+        if f"arg{a.get('index')}" != tensor:
+            continue
+        for k, m in enumerate(a.get("modes", [])):
+            st = m.get("stride", {})
+            if st.get("kind") == "static" and isinstance(st.get("value"), int) and st["value"] > 1:
+                out.setdefault(int(st["value"]), f"{_param(tensor, params)}.stride({k})")
+    return out
+
+
+def name_strides(expr: str, strides: dict[int, str]) -> str:
+    """``9728*load(arg2)`` -> ``mdO.stride(0)*load(arg2)`` where 9728 is that static stride."""
+    return _FACTOR.sub(lambda m: f"{strides[int(m.group(1))]}*" if int(m.group(1)) in strides else m.group(0), expr)

@@ -89,6 +89,8 @@ def write_report(
     _reduce(rc, out, ev)
     if with_script:
         _repro(rc, out, ev, after_repro)
+    else:
+        ev.repro_note = "not written (`--no-script`)"
     if ev.reduced is None and not ev.repro_reproduces:
         why = "; ".join(n for n in (ev.reduced_note, ev.repro_note) if n)
         print(f"irscan: {rc.id}: no repro reproduces the finding ({why}); no report written", file=sys.stderr)

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import platform
 import re
+from pathlib import Path
 from typing import Any
 
 from irscan.bugreport.collect import Evidence, RootCause
-from irscan.bugreport.terms import element_bytes, user_terms, witness_rows
+from irscan.bugreport.terms import element_bytes, name_strides, static_strides, user_terms, witness_rows
 from irscan.findings import kernel_key, portable_path
 
 _DSL_CALL = re.compile(r"\b(cute(?:\.\w+)+)\(")
@@ -36,15 +37,20 @@ def _dsl_call(f: dict[str, Any]) -> str | None:
     return None
 
 
-def trigger(f: dict[str, Any], params: list[str]) -> str:
-    """``mdO.stride(0) ... >= 2^31``, i.e. from 220,753 of the input: the condition as the user reads it."""
+def trigger(rc: RootCause) -> str:
+    """``mdO.stride(0) × mCuSeqlens[...] >= 2^31``, i.e. from `mCuSeqlens[...]` = 220,753 at `mdO.stride(0)` =
+    9,728: the condition as the user reads it, a constant factor named as the static stride it is."""
+    f, params = rc.lead, rc.params
     w = f.get("wraps_when") or {}
-    expr = user_terms(str(f.get("expression", "")), params)
+    strides = static_strides(f, rc.kernel_meta().get("args", []), params)
+    raw = str(f.get("expression", ""))
+    expr = user_terms(name_strides(raw, strides), params)
     at = str(w.get("wraps_at") or ("2^32" if (f.get("witness") or {}).get("extension") == "zero" else "2^31"))
     if w.get("input") is None or w.get("threshold") is None:
         return f"`{expr} >= {at}`"
-    name = user_terms(str(w["input"]), params)
-    out = f"`{expr} >= {at}`, i.e. from `{name}` = {_n(int(w['threshold']))}"
+    out = f"`{expr} >= {at}`, i.e. from `{user_terms(str(w['input']), params)}` = {_n(int(w['threshold']))}"
+    named = [f"`{name}` = {_n(v)}" for v, name in strides.items() if name_strides(raw, {v: name}) != raw]
+    out += f" at {', '.join(named)}" if named else ""
     launch = (w.get("safe_while") or {}).get("launch")
     return out + (f" with the launch's {launch}" if launch else "")
 
@@ -54,7 +60,7 @@ def title(rc: RootCause) -> str:
     call = _dsl_call(f)
     what = f"`{call}`" if call else f"`{(f.get('source') or '').strip()[:60]}`"
     kernel = kernel_key(f["kernel"])
-    return f"[CuTe DSL] `{kernel}`: 32-bit overflow of the address offset in {what} when {trigger(f, rc.params)}"
+    return f"[CuTe DSL] `{kernel}`: 32-bit overflow of the address offset in {what} when {trigger(rc)}"
 
 
 def _chains(rc: RootCause) -> list[str]:
@@ -105,9 +111,20 @@ def _environment(rc: RootCause) -> list[str]:
         f"({env.get('wheel_flavour', 'flavour not recorded')} wheel)",
         f"- target arch: {arch} (compile only; no GPU was used)",
         f"- Python {env.get('python', platform.python_version())}",
-        f"- PyTorch {env['torch']}" if env.get("torch") else "- PyTorch: not used by the program",
+        f"- PyTorch {env['torch']}" if env.get("torch") else f"- PyTorch: {_torch_use(rc)}",
     ]
     return out
+
+
+def _torch_use(rc: RootCause) -> str:
+    src = Path(str(rc.kernel_meta().get("file") or ""))
+    try:
+        uses = bool(re.search(r"^\s*(?:import|from) torch\b", src.read_text(), re.M)) if src.is_file() else None
+    except OSError:
+        uses = None
+    if uses is None:
+        return "not recorded (the kernel's source is not on this machine)"
+    return "imported by the program, its version not recorded by the capture" if uses else "not imported by the program"
 
 
 def _dsl_part(rc: RootCause) -> list[str]:
@@ -152,9 +169,10 @@ def render(rc: RootCause, ev: Evidence) -> str:
     lines = [f"# {title(rc)}", "", "## Summary", ""]
     lines.append(
         f"In kernel `{kernel_key(f['kernel'])}` ({_where(f)}), the {access} address is computed from "
-        f"`{user_terms(str(f['expression']), rc.params)}` in 32 bits. It wraps when {trigger(f, rc.params)}; "
+        f"`{user_terms(str(f['expression']), rc.params)}` in 32 bits. It wraps when {trigger(rc)}; "
         f"the wrapped offset is {'sign' if (f.get('witness') or {}).get('extension') != 'zero' else 'zero'}-extended "
-        f"and added to the tensor's base pointer, so the kernel reads or writes outside the tensor "
+        f"and added to the tensor's base pointer, so the kernel {'writes' if access == 'store' else 'reads'} outside "
+        "the tensor "
         f"({'undefined behaviour in LLVM: the op carries nsw' if f.get('undefined_behaviour') else 'a silent wrap'}). "
         f"irscan's verdict: **{f['severity']}** ({f['check']})."
     )
@@ -192,7 +210,7 @@ def render(rc: RootCause, ev: Evidence) -> str:
     lines += _table(f, rc.params)
     for fact in f.get("facts", []):
         lines.append(f"- {user_terms(fact, rc.params)}")
-    lines += ["", "## Trigger", "", f"{trigger(f, rc.params)}."]
+    lines += ["", "## Trigger", "", f"{trigger(rc)}."]
     sw = w.get("safe_while") or {}
     if sw.get("solved"):
         lines.append(f"It stays correct while {user_terms(sw['solved'], rc.params)}.")
