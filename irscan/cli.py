@@ -57,7 +57,8 @@ def _run(args: argparse.Namespace, out: Path, stdout_to_stderr: bool = False) ->
 
     created = not out.exists()
     try:
-        return run_program(_program(args), str(out), args.arch, args.lineinfo, args.strict, stdout_to_stderr)
+        cache = getattr(args, "dsl_cache", False)  # audit only; patch mode and the guard keep caches off
+        return run_program(_program(args), str(out), args.arch, args.lineinfo, args.strict, stdout_to_stderr, cache)
     except KeyboardInterrupt:
         _after_interrupt(out, created)
         raise
@@ -256,6 +257,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
             os.environ["IRSCAN_GUARD"] = args.guard
         if args.patch:  # patch mode rides on it too (irscan/patching): the program runs the patched kernels
             os.environ["IRSCAN_PATCH"] = "1"
+        args.dsl_cache = not (args.no_cache or args.guard or args.patch)
         rc = _run(args, out, stdout_to_stderr=args.format != "text")
         res = scan_safely(out, args.strict, irs, args.max_memory)
         scan_errors = len(res.errors)
@@ -347,6 +349,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="compile every kernel from its patched module (wrapping chains rewritten to 64 bits, verified; "
         "--strict: a patch that cannot be verified is an error); the report's findings are the re-scan's",
+    )
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="turn the DSL's caches off (by default they stay on; a cache hit reuses the capture stored under "
+        "its key in $IRSCAN_CACHE_DIR or ~/.cache/irscan/captures)",
     )
     _add_run_options(p)
     p.set_defaults(func=cmd_audit)

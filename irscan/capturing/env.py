@@ -23,6 +23,7 @@ from typing import Any
 ENV_OUT = "IRSCAN_CAPTURE"
 ENV_STRICT = "IRSCAN_STRICT"
 ENV_GUARD = "IRSCAN_GUARD"  # raise|warn: also check every launch (irscan.guarding)
+ENV_CACHE = "IRSCAN_DSL_CACHE"  # 1: leave the DSL's caches on, captures keyed by its key (capturing/cache.py)
 TARGET = "cutlass.base_dsl.compiler"
 
 #: Environment the DSL must see *before* ``import cutlass`` so that no compile is served from a cache.
@@ -36,9 +37,15 @@ def has_gpu() -> bool:
     return any(Path(p).exists() for p in ("/dev/nvidia0", "/dev/nvidiactl"))
 
 
+def dsl_cache_wanted() -> bool:
+    """Whether this process's capture leaves the DSL's caches on (``IRSCAN_DSL_CACHE=1``, set by
+    ``irscan audit``).  Patch mode and the launch guard must see every module lowered: caches off."""
+    return os.environ.get(ENV_CACHE) == "1" and os.environ.get("IRSCAN_PATCH") != "1" and not os.environ.get(ENV_GUARD)
+
+
 def prepare_environment(arch: str | None = None, lineinfo: bool | None = None) -> None:
     """Set the DSL's environment for a capture; only effective before the first ``import cutlass``."""
-    for k, v in NO_CACHE_ENV.items():
+    for k, v in NO_CACHE_ENV.items() if not dsl_cache_wanted() else ():
         os.environ[k] = v
     if arch:
         os.environ["CUTE_DSL_ARCH"] = arch
@@ -85,7 +92,14 @@ def _start() -> None:
         from irscan.capturing.hook import capture
 
         _context = capture(out=os.environ[ENV_OUT], strict=os.environ.get(ENV_STRICT) == "1")
-        _context.__enter__()  # kept open for the life of the process
+        session = _context.__enter__()  # kept open for the life of the process
+        if dsl_cache_wanted():  # a DSL cache hit then restores the capture stored under its key
+            try:
+                from irscan.capturing.cache import install as install_cache
+
+                install_cache()
+            except Exception as exc:  # cached modules would go uncaptured: say so in the audit's errors
+                session.warn("cache install", exc)
         if os.environ.get(ENV_GUARD):  # the launch guard rides on this capture (irscan/guarding/session.py)
             from irscan.guarding.session import arm
 

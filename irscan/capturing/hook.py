@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from irscan.capturing import releases, store
-from irscan.capturing.env import DEFAULT_ARCH, NO_CACHE_ENV, prepare_environment
+from irscan.capturing.env import DEFAULT_ARCH, NO_CACHE_ENV, dsl_cache_wanted, prepare_environment
 from irscan.capturing.meta import KernelInfo, dsl_environment, jit_functions, kernel_signatures, launch_facts
 from irscan.capturing.store import Capture
 
@@ -269,7 +269,8 @@ def capture(
     Caches are switched off and the arch defaults to sm_90a, as far as the DSL has not been imported
     yet; when it has, the settings it already read stay (a note goes to stderr).
     """
-    if "cutlass" in sys.modules and not all(os.environ.get(k) == v for k, v in NO_CACHE_ENV.items()):
+    cached = dsl_cache_wanted()  # caches on by design: capturing/cache.py stands in for the DSL's hits
+    if "cutlass" in sys.modules and not cached and not all(os.environ.get(k) == v for k, v in NO_CACHE_ENV.items()):
         print(
             "irscan: cutlass was imported before capture started; set CUTE_DSL_NO_CACHE=1 "
             "(or use `irscan capture`) so that cached compiles are not skipped",

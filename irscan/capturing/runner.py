@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from irscan.capturing.env import DEFAULT_ARCH, ENV_OUT, ENV_STRICT, NO_CACHE_ENV, has_gpu
+from irscan.capturing.env import DEFAULT_ARCH, ENV_CACHE, ENV_OUT, ENV_STRICT, NO_CACHE_ENV, has_gpu
 from irscan.resources import UsageError
 
 #: after Ctrl-C: how long the program may take to end on its own (a terminal's Ctrl-C reached it
@@ -18,12 +18,17 @@ GRACE_S, STOP_S = 1.0, 10.0
 BOOT_DIR = str(Path(__file__).with_name("_boot"))
 
 
-def capture_env(out: str, arch: str | None, lineinfo: bool, strict: bool) -> dict[str, str]:
-    """The child's environment: our start-up hook first on PYTHONPATH, the DSL's caches off."""
+def capture_env(out: str, arch: str | None, lineinfo: bool, strict: bool, cache: bool = False) -> dict[str, str]:
+    """The child's environment: our start-up hook first on PYTHONPATH, the DSL's caches off; with
+    ``cache``, on (what the user set stays), captures then keyed by the DSL's key (capturing/cache.py)."""
     env = dict(os.environ)
     env[ENV_OUT] = str(Path(out).resolve())
     env["PYTHONPATH"] = os.pathsep.join(p for p in (BOOT_DIR, env.get("PYTHONPATH", "")) if p)
-    env.update(NO_CACHE_ENV)
+    if cache:
+        env[ENV_CACHE] = "1"
+    else:
+        env.pop(ENV_CACHE, None)
+        env.update(NO_CACHE_ENV)
     if arch:
         env["CUTE_DSL_ARCH"] = arch
     elif not has_gpu():  # with a GPU the DSL compiles for it; forcing sm_90a would break other GPUs' launches
@@ -36,7 +41,13 @@ def capture_env(out: str, arch: str | None, lineinfo: bool, strict: bool) -> dic
 
 
 def run_program(
-    argv: list[str], out: str, arch: str | None, lineinfo: bool, strict: bool, stdout_to_stderr: bool = False
+    argv: list[str],
+    out: str,
+    arch: str | None,
+    lineinfo: bool,
+    strict: bool,
+    stdout_to_stderr: bool = False,
+    cache: bool = False,
 ) -> int:
     """Run ``argv`` (``python script.py ...``; a bare ``script.py`` gets this interpreter) and return
     its exit status (negative: the signal that ended it).
@@ -49,7 +60,7 @@ def run_program(
         argv = [sys.executable, *argv]
     elif argv[0] in ("python", "python3"):
         argv = [sys.executable, *argv[1:]]  # the interpreter irscan itself runs in has the DSL
-    env = capture_env(out, arch, lineinfo, strict)
+    env = capture_env(out, arch, lineinfo, strict, cache)
     stdout = sys.stderr if stdout_to_stderr else None
     try:
         proc = subprocess.Popen(argv, env=env, stdout=stdout)
