@@ -16,6 +16,7 @@ from irscan.analysis import dataflow
 from irscan.analysis.hostgrid import module_grids
 from irscan.analysis.ranges import Facts, Ranges
 from irscan.capturing.store import META_FILE, find_captures, load
+from irscan.capturing.store import ir_files as capture_ir_files
 from irscan.checks.memory import DEFAULT_MAX_MEMORY
 from irscan.checks.reporting import finish
 from irscan.checks.twins import pair_twins
@@ -149,7 +150,9 @@ def _meta(folder: Path) -> dict[str, Any] | None:
 
 
 def scan_capture(folder: Path, irs: tuple[str, ...] = ("mlir", "ptx")) -> ScanResult:
-    return scan_together(ir_files(folder), _meta(folder), irs)
+    meta = _meta(folder)
+    # every IR file meta.json names (an error when one is missing), then any other in the folder
+    return scan_together(capture_ir_files(folder, meta) if meta is not None else ir_files(folder), meta, irs)
 
 
 def scan_together(files: list[Path], meta: dict[str, Any] | None, irs: tuple[str, ...]) -> ScanResult:

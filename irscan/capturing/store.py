@@ -8,6 +8,7 @@ hand, is checked in one place.
 from __future__ import annotations
 
 import dataclasses
+import glob
 import json
 import math
 import os
@@ -78,18 +79,19 @@ def write(
 ) -> Capture:
     """Fill ``folder``: the module text, the PTX/cubin the tail dumped (moved in, or copied when the user
     asked for dumps of their own), and meta.json."""
+    files: dict[str, str] = {}
     if text is not None:
         (folder / MLIR_FILE).write_text(text)
+        files["mlir"] = MLIR_FILE
     for key, fname, suffix in (("dump-ptx-path", PTX_FILE, "ptx"), ("dump-cubin-path", CUBIN_FILE, "cubin")):
-        src = Path(f"{dumps[key]}.{arch}.{suffix}")
-        if not src.exists():
-            continue
-        if src.parent == folder:
-            src.rename(folder / fname)
-        else:  # the user asked for their own dump: leave theirs, keep a copy
-            (folder / fname).write_bytes(src.read_bytes())
-        if suffix == "ptx":
-            _drop_trailing_nul(folder / fname)
+        for src, name in _dumped(Path(dumps[key]), arch, suffix, fname):
+            if src.parent == folder:
+                src.rename(folder / name)
+            else:  # the user asked for their own dump: leave theirs, keep a copy
+                (folder / name).write_bytes(src.read_bytes())
+            if suffix == "ptx":
+                _drop_trailing_nul(folder / name)
+            files[suffix if name == fname else f"{suffix}.{name.split('.')[1]}"] = name
     meta = {
         "schema": SCHEMA,
         "module": folder.name,
@@ -98,10 +100,26 @@ def write(
         "jit_functions": jits,
         "environment": environment,
         "lineinfo": bool(text and re.search(r'loc\("[^"]+\.py":\d+', text)),
-        "files": {"mlir": MLIR_FILE, "ptx": PTX_FILE, "cubin": CUBIN_FILE},
+        "files": files,  # what is in the folder; the scan reads every IR file named here
     }
     (folder / META_FILE).write_text(json.dumps(meta, indent=2) + "\n")
     return Capture(folder, folder.name, arch, kernels, meta)
+
+
+def _dumped(prefix: Path, arch: str, suffix: str, fname: str) -> list[tuple[Path, str]]:
+    """The files the tail dumped at ``prefix``, each with its name in the capture folder.
+
+    The DSL names a dump after the arch it compiled for, which is not always the one asked for (an
+    sm_110a target writes ``module.sm_101a.ptx``): the asked-for arch's file, else every arch's, the
+    first going to ``fname`` (module.ptx) and further ones keeping their arch (``module.sm_100a.ptx``).
+    """
+    exact = Path(f"{prefix}.{arch}.{suffix}")
+    if exact.exists():
+        return [(exact, fname)]
+    found = sorted(p for p in prefix.parent.glob(f"{glob.escape(prefix.name)}.*.{suffix}") if p.is_file())
+    found = [p for p in found if p.name.count(".") == prefix.name.count(".") + 2]  # <prefix>.<arch>.<suffix>
+    stem = fname.removesuffix(f".{suffix}")
+    return [(p, fname if i == 0 else f"{stem}.{p.name.split('.')[-2]}.{suffix}") for i, p in enumerate(found)]
 
 
 def _drop_trailing_nul(path: Path) -> None:
@@ -268,6 +286,29 @@ def parse_meta(text: str, path: str) -> dict[str, Any]:
     except _Bad as exc:
         raise IRSyntaxError(path, 1, 1, str(exc)) from None
     return doc  # type: ignore[no-any-return]
+
+
+#: IR suffixes a capture folder may hold (the third-party corpus stores its files xz-compressed)
+_IR_NAMES = (".mlir", ".ptx", ".mlir.xz", ".ptx.xz")
+
+
+def ir_files(folder: Path, meta: dict[str, Any]) -> list[Path]:
+    """Every IR file of a capture: those meta.json's ``files`` names (``mlir``, ``ptx``, ``ptx.<arch>``;
+    the name or the name plus ``.xz``), then any other IR file in the folder.  A named file that is
+    missing is an error at meta.json: a scan that skipped it would look clean."""
+    out: list[Path] = []
+    for key, name in meta.get("files", {}).items():
+        if key.split(".")[0] not in ("mlir", "ptx") or not isinstance(name, str):
+            continue
+        hit = next((c for c in (folder / name, folder / f"{name}.xz") if c.is_file()), None)
+        if hit is None:
+            others = sorted(f.name for f in folder.glob("*") if f.name.endswith(_IR_NAMES) and f.name != name)
+            also = f"; the folder holds {', '.join(others)}" if others else ""
+            raise IRSyntaxError(str(folder / META_FILE), 1, 1, f"files.{key} names {name}, which is not in the "
+                                f"capture folder{also}", [f"{name} next to meta.json"])  # fmt: skip
+        out.append(hit)
+    rest = sorted(f for f in folder.glob("*") if f.name.endswith(_IR_NAMES) and f.is_file() and f not in out)
+    return out + rest
 
 
 def unfinished(root: str | os.PathLike[str]) -> list[Path]:
