@@ -160,3 +160,12 @@ def test_target_is_check_severity_and_threshold(stride_findings: list[dict[str, 
     assert t.matches(f)
     assert not t.matches({**f, "severity": "must"})
     assert not t.matches({**f, "wraps_when": {**f["wraps_when"], "threshold": 262175}})
+
+
+def test_a_must_finding_says_the_launch_reaches_it(tmp_path: Path) -> None:
+    assert main(["report", "--all", "--no-script", str(CAPS / "elementwise_static_100k"), "-o", str(tmp_path)]) == 0
+    (md,) = tmp_path.glob("*.md")
+    text = md.read_text()
+    assert "`blockIdx.x` goes up to 99,999, so every launch of this kernel wraps" in text
+    assert "i.e. from `blockIdx.x` = 21,474 at `src.stride(0)` = 100,000" in text
+    assert "The PTX of the same access wraps when `blockIdx.x >= 42949`." in text  # zero-extended in the PTX

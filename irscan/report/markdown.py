@@ -176,6 +176,12 @@ def render(rc: RootCause, ev: Evidence) -> str:
         f"({'undefined behaviour in LLVM: the op carries nsw' if f.get('undefined_behaviour') else 'a silent wrap'}). "
         f"irscan's verdict: **{f['severity']}** ({f['check']})."
     )
+    rng, thr = w.get("input_range"), w.get("threshold")
+    if f["severity"] == "must" and w.get("input_fixed_by_launch") and rng and thr is not None and rng[1] >= thr:
+        lines.append(
+            f"The launch the kernel is compiled for reaches it: `{user_terms(str(w['input']), rc.params)}` goes up "
+            f"to {_n(int(rng[1]))}, so every launch of this kernel wraps, whatever the data."
+        )
     if twin is not None:
         tw = twin.get("wraps_when") or {}
         lines.append(
