@@ -169,3 +169,14 @@ def test_a_must_finding_says_the_launch_reaches_it(tmp_path: Path) -> None:
     assert "`blockIdx.x` goes up to 99,999, so every launch of this kernel wraps" in text
     assert "i.e. from `blockIdx.x` = 21,474 at `src.stride(0)` = 100,000" in text
     assert "The PTX of the same access wraps when `blockIdx.x >= 42949`." in text  # zero-extended in the PTX
+
+
+def test_a_compile_only_program_is_its_own_repro_when_the_arguments_do_not_map(tmp_path: Path) -> None:
+    """stacked_layers_seed000's host function builds the kernels' arguments itself (8 against 4), so the
+    recorded ones cannot be passed to it: the script is the program as it is, and it reproduces."""
+    assert main(["report", "121ef63b03c3", str(CAPS / "stacked_layers_seed000"), "-o", str(tmp_path)]) == 0
+    md = (tmp_path / "121ef63b03c3.md").read_text()
+    assert "re-run, `irscan audit -- python 121ef63b03c3_repro.py` reproduces it. The program itself" in md
+    script = (tmp_path / "121ef63b03c3_repro.py").read_text()
+    assert script.startswith("# Compile-only repro of irscan finding 121ef63b03c3")
+    compile(script, "repro", "exec")  # the header keeps the program's docstring and imports valid

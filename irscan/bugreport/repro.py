@@ -90,37 +90,30 @@ def kept_source(text: str) -> str:
     return "\n".join(ln for i, ln in enumerate(lines) if i not in drop)
 
 
-def build(rc: RootCause) -> str:
-    """The script's text; raises NoRepro with the reason when there can be none."""
-    km = rc.kernel_meta()
-    jits = (rc.meta or {}).get("jit_functions", [])
-    src_file = Path(km.get("file") or "")
-    if not km.get("file") or not src_file.is_file():
-        raise NoRepro("the kernel's source file is not on this machine")
-    jit = next((j for j in jits if j.get("file") == km["file"]), None)
-    node = function_at(src_file, int(jit["line"])) if jit else None
-    if node is None:
-        raise NoRepro("no host @cute.jit function of the kernel's file was recorded")
+def _header(rc: RootCause, fn: str, how: str) -> str:
+    """Comment lines, not a docstring: the program's own docstring and ``from __future__`` stay first."""
+    f = rc.lead
+    w = f.get("wraps_when") or {}
+    text = (
+        f"Compile-only repro of irscan finding {rc.id} (written by `irscan report`): {f['check']} in "
+        f"`{fn}` -> `{kernel_key_of(f)}`, {w.get('text', '')}.\n\n{how}  No GPU needed:\n\n"
+        f"    irscan audit -- python {rc.id}_repro.py\n"
+    )
+    return "".join(f"# {ln}".rstrip() + "\n" for ln in text.split("\n")[:-1]) + "\n"
+
+
+def _recorded_call(rc: RootCause, src_file: Path, node: ast.FunctionDef, text: str) -> str:
+    """The program's definitions and one compile of ``node`` with the recorded arguments."""
     params = [a.arg for a in node.args.args]
-    args = km.get("args", [])
+    args = rc.kernel_meta().get("args", [])
     if len(params) != len(args):
         raise NoRepro(
             f"`{node.name}` takes {len(params)} arguments and the kernel {len(args)}: the recorded ones do not map"
         )
     fakes = [fake_arg(a) for a in args]
-    try:
-        body = kept_source(src_file.read_text())
-    except SyntaxError as exc:
-        raise NoRepro(f"{src_file} does not parse ({exc.msg})") from None
-    f = rc.lead
-    w = f.get("wraps_when") or {}
-    head = (
-        f'"""Compile-only repro of irscan finding {rc.id} (written by `irscan report`): {f["check"]} in '
-        f"`{node.name}` -> `{kernel_key_of(f)}`, {w.get('text', '')}.\n\n"
+    how = (
         f"The source is {src_file.name} without its own compile calls; the call below passes fake tensors of the\n"
-        "shapes, strides and dtypes the capture recorded.  No GPU needed:\n\n"
-        f"    irscan audit -- python {rc.id}_repro.py\n"
-        '"""\n'
+        "shapes, strides and dtypes the capture recorded."
     )
     tail = [
         "",
@@ -135,7 +128,42 @@ def build(rc: RootCause) -> str:
         f"_cute.compile({node.name}, *_ARGS)",
         "",
     ]
-    return head + body.rstrip("\n") + "\n" + "\n".join(tail)
+    return _header(rc, node.name, how) + kept_source(text).rstrip("\n") + "\n" + "\n".join(tail)
+
+
+def _compile_only(text: str) -> bool:
+    """A program that compiles with fake tensors of its own and needs nothing else: no torch, no CUDA."""
+    return (
+        "make_fake_tensor" in text
+        and re.search(r"^\s*(?:import|from)\s+(?:torch|cuda|numpy)\b", text, re.M) is None
+        and re.search(r"^\S.*\bcompile\(", text, re.M) is not None
+    )
+
+
+def build(rc: RootCause) -> tuple[str, str]:
+    """The script's text and how it was made; raises NoRepro with the reason when there can be none.
+
+    First choice: the recorded call (fake tensors from meta.json).  When the host function's arguments
+    do not map onto the kernel's (it builds the kernel's arguments itself) and the program is itself
+    compile-only, the script is the program as it is, its own fake tensors included."""
+    km = rc.kernel_meta()
+    src_file = Path(km.get("file") or "")
+    if not km.get("file") or not src_file.is_file():
+        raise NoRepro("the kernel's source file is not on this machine")
+    jit = next((j for j in (rc.meta or {}).get("jit_functions", []) if j.get("file") == km["file"]), None)
+    node = function_at(src_file, int(jit["line"])) if jit else None
+    if node is None:
+        raise NoRepro("no host @cute.jit function of the kernel's file was recorded")
+    text = src_file.read_text()
+    try:
+        return _recorded_call(rc, src_file, node, text), "Fake tensors of the recorded shapes, strides and dtypes."
+    except SyntaxError as exc:
+        raise NoRepro(f"{src_file} does not parse ({exc.msg})") from None
+    except NoRepro as exc:
+        if not _compile_only(text):
+            raise
+        how = f"{src_file.name} as it is: it compiles with fake tensors of its own ({exc})."
+        return _header(rc, node.name, how) + text, f"The program itself, compile-only ({exc})."
 
 
 def kernel_key_of(f: dict[str, Any]) -> str:

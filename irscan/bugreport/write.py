@@ -60,7 +60,7 @@ def _python_of(rc: RootCause) -> tuple[Path | None, str]:
 
 def _repro(rc: RootCause, out: Path, ev: Evidence, after: Callable[[Path, Target, Evidence], None] | None) -> None:
     try:
-        text = repro_mod.build(rc)
+        text, how = repro_mod.build(rc)
     except repro_mod.NoRepro as exc:
         ev.repro_note = str(exc)
         return
@@ -68,10 +68,10 @@ def _repro(rc: RootCause, out: Path, ev: Evidence, after: Callable[[Path, Target
     script.write_text(text)
     python, why = _python_of(rc)
     if python is None and why:  # no interpreter of the capture's release: not re-run, and said so
-        ev.repro, ev.repro_reproduces, ev.repro_note = script.name, None, why
+        ev.repro, ev.repro_reproduces, ev.repro_note = script.name, None, f"{how} {why}"
         return
     ok, res = repro_mod.check(script, Target.of(rc.lead), python)
-    ev.repro, ev.repro_reproduces, ev.repro_note = script.name, ok, " ".join(x for x in (why, res) if x)
+    ev.repro, ev.repro_reproduces, ev.repro_note = script.name, ok, " ".join(x for x in (how, why, res) if x)
     if ok and after is not None:
         after(script, Target.of(rc.lead), ev)
 
