@@ -140,7 +140,7 @@ def test_rule_a_a_coordinate_of_an_i32_mode_stays_below_its_extent(modes: list[A
 )
 def test_rule_a_reads_the_analysis_bounds(bound: StubBound, suppressed: str | None, monkeypatch: Any) -> None:
     gr, rg = _row_kernel(row_stride=1)
-    monkeypatch.setattr(rg, "bounds", lambda value: [bound], raising=False)
+    monkeypatch.setattr(rg, "bounds", lambda value, at=None: [bound], raising=False)
     f = _run(gr, rg)
     assert (f.rule_suppressed or "").startswith(suppressed or "") and bool(f.rule_suppressed) == bool(suppressed)
     if suppressed is None:

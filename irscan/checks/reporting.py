@@ -53,13 +53,14 @@ class Bound(Protocol):
     modes: Sequence[int]
 
 
-def bounds_of(rg: Ranges, value: Affine) -> list[Any] | None:
-    """The analysis's bounds on ``value``; None when the analysis states none (an older floor)."""
+def bounds_of(rg: Ranges, value: Affine, at: int | None = None) -> list[Any] | None:
+    """The analysis's bounds on ``value`` where it is used (``at``: the widening point, so that compares
+    dominating the use refine it); None when the analysis states none (an older floor)."""
     fn = getattr(rg, "bounds", None)
     if not callable(fn):
         return None
     try:
-        return list(fn(value) or [])
+        return list(fn(value, at=at) or [])
     except Exception:  # noqa: BLE001 (a bound we cannot read must not lose the finding)
         return []
 
@@ -85,7 +86,11 @@ def rule_a(b: Any, limit_hi: int) -> str | None:
     """The reason rule (a) suppresses under bound ``b``, or None when ``b`` leaves the wrap open."""
     terms = [(str(n), int(c)) for n, c in getattr(b, "terms", ()) if int(c) > 0]
     const = int(getattr(b, "const", 0))
-    if not getattr(b, "i32", False) or not terms:
+    if not getattr(b, "i32", False):
+        return None
+    if not terms and not getattr(b, "terms", ()):  # "value <= const" from a fact the interval lacks (a guard)
+        return f"(a) it never wraps: {bound_text(b)}" if const <= limit_hi else None
+    if not terms:
         return None
     top = sum(c * I32_EXTENT_MAX for _, c in terms) + const
     if top <= limit_hi:
@@ -122,7 +127,7 @@ def decide(gr: Graph, rg: Ranges, c: Candidate, th: dict[str, Any], path: list[i
     wrap_value = c.limit.hi + 1
     needs: list[memory.Need] = []
     suppressed = None
-    bounds = bounds_of(rg, c.value)
+    bounds = bounds_of(rg, c.value, at=c.widening.node)
     if bounds is None:
         facts.append("(a)/(b) undecided: the range analysis states no bound relating the value to an extent")
     for b in bounds or []:
