@@ -141,7 +141,7 @@ def explain(gr: Graph, rg: Ranges, c: Candidate, check: Check, ctx: Context) -> 
     if th:
         th["undefined_behaviour_from"] = "2^31 (nsw)" if ub else None
         th["wraps_at"] = "2^31" if w.signed else "2^32"
-        from irscan.guarding.contract import safe_while  # the launch guard's contract, in the report too
+        from irscan.checks.contract import safe_while  # the launch guard reads the same contract
 
         th["safe_while"] = safe_while(gr, rg, c, ctx.kernel_file, ctx.kernel_line)
 

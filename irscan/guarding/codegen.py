@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from irscan.analysis.intervals import Interval, bitwise
-from irscan.guarding.conditions import (
+from irscan.checks.conditions import (
     Condition,
     Extent,
     Field,

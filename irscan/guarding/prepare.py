@@ -24,7 +24,7 @@ from irscan.checks.explain import explain
 from irscan.checks.registry import CHECKS
 from irscan.findings import Finding, assign_ids
 from irscan.guarding.codegen import Compiled, Span, compile_guard
-from irscan.guarding.conditions import FIELD_NAME, Condition, Rewriter, accessed_tensor, bind_extents, unbounded
+from irscan.checks.conditions import FIELD_NAME, Condition, Rewriter, accessed_tensor, bind_extents, unbounded
 from irscan.guarding.host import HostLaunch, launches
 from irscan.ir import Function, Module
 

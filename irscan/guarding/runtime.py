@@ -22,8 +22,8 @@ from typing import Any
 
 from irscan.findings import kernel_key
 from irscan.guarding.codegen import UNBOUND
-from irscan.guarding.conditions import Condition
-from irscan.guarding.contract import limit_text, plain, render
+from irscan.checks.conditions import Condition
+from irscan.checks.contract import limit_text, plain, render
 from irscan.guarding.errors import WrapError
 from irscan.guarding.prepare import LaunchGuard, ModuleGuard
 

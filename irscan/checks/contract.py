@@ -16,7 +16,7 @@ from typing import Any
 from irscan.analysis.dataflow import Graph
 from irscan.analysis.ranges import Ranges
 from irscan.checks.base import Candidate
-from irscan.guarding.conditions import (
+from irscan.checks.conditions import (
     Binary,
     Extent,
     Field,
