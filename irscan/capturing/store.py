@@ -294,21 +294,23 @@ _IR_NAMES = (".mlir", ".ptx", ".mlir.xz", ".ptx.xz")
 
 def ir_files(folder: Path, meta: dict[str, Any]) -> list[Path]:
     """Every IR file of a capture: those meta.json's ``files`` names (``mlir``, ``ptx``, ``ptx.<arch>``;
-    the name or the name plus ``.xz``), then any other IR file in the folder.  A named file that is
+    the name, or it compressed or decompressed: ``.xz``), then any other IR file in the folder.  A named file that is
     missing is an error at meta.json: a scan that skipped it would look clean."""
     out: list[Path] = []
     for key, name in meta.get("files", {}).items():
         if key.split(".")[0] not in ("mlir", "ptx") or not isinstance(name, str):
             continue
-        hit = next((c for c in (folder / name, folder / f"{name}.xz") if c.is_file()), None)
+        cands = (folder / name, folder / f"{name}.xz", folder / name.removesuffix(".xz"))  # compressed or not
+        hit = next((c for c in cands if c.is_file()), None)
         if hit is None:
             others = sorted(f.name for f in folder.glob("*") if f.name.endswith(_IR_NAMES) and f.name != name)
             also = f"; the folder holds {', '.join(others)}" if others else ""
             raise IRSyntaxError(str(folder / META_FILE), 1, 1, f"files.{key} names {name}, which is not in the "
                                 f"capture folder{also}", [f"{name} next to meta.json"])  # fmt: skip
         out.append(hit)
-    rest = sorted(f for f in folder.glob("*") if f.name.endswith(_IR_NAMES) and f.is_file() and f not in out)
-    return out + rest
+    have = {f.name.removesuffix(".xz") for f in out}  # one copy of each: module.ptx or module.ptx.xz
+    rest = sorted(f for f in folder.glob("*") if f.name.endswith(_IR_NAMES) and f.is_file())
+    return out + [f for f in rest if f.name.removesuffix(".xz") not in have]
 
 
 def unfinished(root: str | os.PathLike[str]) -> list[Path]:
