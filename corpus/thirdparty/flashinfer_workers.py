@@ -24,6 +24,7 @@ are mostly sm_100a with TMA and cluster helpers.
 from __future__ import annotations
 
 import ctypes
+import importlib
 import types
 from collections.abc import Callable
 from typing import Any
@@ -213,3 +214,80 @@ def fi_gdn_decode(arch: str) -> Callable[[], None]:
         )  # fmt: skip
 
     return run
+
+
+# ------------------------------------------------ more norms and quantisation (sm_100a kernels)
+def _patch_compile_only(*modules: Any) -> None:
+    """The modules' ``build_and_load_cute_dsl_kernel`` compiles and launches nothing; and the DSL's
+    launch, which asks the driver for the shared memory per SM when ``min_blocks_per_mp > 1``, hears
+    233,472 bytes (228 KiB: H100 and B200 alike) for that one attribute."""
+    from cutlass.cutlass_dsl import cutlass as dsl
+
+    helpers = dsl.cuda_helpers
+    smem_per_sm = helpers.cuda.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
+    real = helpers.get_device_attribute
+
+    def attribute(attr: Any, device_id: int = 0) -> Any:
+        return 233_472 if attr == smem_per_sm else real(attr, device_id)
+
+    helpers.get_device_attribute = attribute
+    for m in modules:
+        if hasattr(m, "build_and_load_cute_dsl_kernel"):
+            m.build_and_load_cute_dsl_kernel = _compile_only
+
+
+def fi_gated_residual_rmsnorm(arch: str) -> Callable[[], None]:
+    """Gated residual RMSNorm (H=8192 fixed by the kernel): the config ``run`` picks for M > 64 rows
+    (vec 4, one CTA per row, 2 blocks per SM) and for M <= 16 (vec 2, eight-way column split)."""
+    pretend_gpu(arch)
+    g = importlib.import_module("flashinfer.norm.kernels.gated_residual_rmsnorm")  # the package shadows it
+
+    _patch_compile_only(g)
+
+    def run() -> None:
+        # vec, s, mode, lowreg, gain_center, eps, mbpm, cx, enable_pdl
+        g._get_compiled.__wrapped__(4, 1, 0, False, 0.0, 1e-6, 2, 1, False)
+        g._get_compiled.__wrapped__(2, 8, 0, False, 0.0, 1e-6, 0, 2, False)
+
+    return run
+
+
+def fi_rmsnorm_sigmoid_gate(arch: str) -> Callable[[], None]:
+    """RMSNorm with a sigmoid gate, head dim 64, 32 heads, token stride 2048: the bandwidth config
+    (rows > 256: 8 lanes, 8 warps, no cluster) and the latency config (16-CTA cluster)."""
+    pretend_gpu(arch)
+    r = importlib.import_module("flashinfer.norm.kernels.rmsnorm_sigmoid_gate")  # the package shadows it
+
+    _patch_compile_only(r)
+
+    def run() -> None:
+        r._get_compiled.__wrapped__(32, 2048, 2048, *r._launch_config(4096), False)
+        r._get_compiled.__wrapped__(32, 2048, 2048, *r._launch_config(64), False)
+
+    return run
+
+
+def fi_mx_quantize(arch: str) -> Callable[[], None]:
+    """MXFP8 quantisation bf16 K=4096 (linear and 128x4-swizzled scale layouts) and MXFP4
+    quantisation bf16 K=4096 (swizzled)."""
+    pretend_gpu(arch)
+    from flashinfer.quantization.kernels import mxfp4_quantize as q4
+    from flashinfer.quantization.kernels import mxfp8_quantize as q8
+
+    _patch_compile_only(q4, q8)
+
+    def run() -> None:
+        q8._get_compiled_kernel_mxfp8_linear.__wrapped__("bf16", 4096)
+        q8._get_compiled_kernel_mxfp8_swizzled.__wrapped__("bf16", 4096)
+        q4._get_compiled_kernel_mxfp4.__wrapped__(True, 4096)
+
+    return run
+
+
+def fi_nvfp4_quantize(arch: str) -> Callable[[], None]:
+    """NVFP4 quantisation bf16 K=4096, 128x4-swizzled scales, global scale as a tensor."""
+    pretend_gpu(arch)
+    from flashinfer.quantization.kernels import nvfp4_quantize as q
+
+    _patch_compile_only(q)
+    return lambda: q._get_compiled_kernel_nvfp4.__wrapped__("bfloat16", 4096)

@@ -129,6 +129,49 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "nontranspose, bf16-state pool kernel",
         "flashinfer_workers:fi_gdn_decode",
     ),
+    # more quack kernels (corpus/thirdparty/quack_workers.py)
+    "quack_rmsnorm_bwd_sm90a": (
+        "sm_90a",
+        "quack RMSNorm backward, bf16 x/dout/dx, f32 weight, N=4096, dw_partial",
+        "quack_workers:quack_rmsnorm_bwd",
+    ),
+    "quack_softmax_bwd_sm90a": ("sm_90a", "quack Softmax backward, bf16, N=4096", "quack_workers:quack_softmax_bwd"),
+    "quack_cross_entropy_bwd_sm90a": (
+        "sm_90a",
+        "quack CrossEntropy backward, bf16 logits, i64 target, N=32768",
+        "quack_workers:quack_cross_entropy_bwd",
+    ),
+    "quack_topk_sm90a": (
+        "sm_90a",
+        "quack TopK forward and backward, bf16, N=4096, k=32, softmax",
+        "quack_workers:quack_topk",
+    ),
+    "quack_rotary_sm90a": (
+        "sm_90a",
+        "quack rotary embedding bf16, dim 128, f32 cos/sin: seqlen offsets, and varlen cu_seqlens",
+        "quack_workers:quack_rotary",
+    ),
+    # more flashinfer kernels (sm_100a-only families)
+    "fi_gated_residual_rmsnorm_sm100a": (
+        "sm_100a",
+        "flashinfer gated residual RMSNorm, H=8192: M > 64 config (vec 4, S 1) and M <= 16 (vec 2, S 8)",
+        "flashinfer_workers:fi_gated_residual_rmsnorm",
+    ),
+    "fi_rmsnorm_sigmoid_gate_sm100a": (
+        "sm_100a",
+        "flashinfer RMSNorm + sigmoid gate, head dim 64, 32 heads: bandwidth and latency (cluster 16) configs",
+        "flashinfer_workers:fi_rmsnorm_sigmoid_gate",
+    ),
+    "fi_mx_quantize_sm100a": (
+        "sm_100a",
+        "flashinfer MXFP8 quantisation bf16 K=4096 (linear, 128x4 swizzled scales) and MXFP4 (swizzled)",
+        "flashinfer_workers:fi_mx_quantize",
+    ),
+    "fi_nvfp4_quantize_sm100a": (
+        "sm_100a",
+        "flashinfer NVFP4 quantisation bf16 K=4096, 128x4 swizzled scales, tensor global scale",
+        "flashinfer_workers:fi_nvfp4_quantize",
+    ),
 }
 
 
