@@ -291,3 +291,52 @@ def fi_nvfp4_quantize(arch: str) -> Callable[[], None]:
 
     _patch_compile_only(q)
     return lambda: q._get_compiled_kernel_nvfp4.__wrapped__("bfloat16", 4096)
+
+
+def fi_norm_quant(arch: str) -> Callable[[], None]:
+    """LayerNorm + FP8 (e4m3) output (f32 gamma/beta) and fused add + RMSNorm + FP8 output, bf16 in,
+    H=4096, compact and strided."""
+    pretend_gpu(arch)
+    from flashinfer.norm.kernels import fused_add_rmsnorm as f
+    from flashinfer.norm.kernels import layernorm as ln
+
+    sm = _sm(arch)
+
+    def run() -> None:
+        for contiguous in (True, False):
+            ln._get_compiled_layernorm_quant_kernel.__wrapped__(
+                "bfloat16", "float8_e4m3fn", NORM_H, False, True, sm, contiguous
+            )
+            f._get_compiled_fused_add_rmsnorm_quant_kernel.__wrapped__(
+                "bfloat16", "float8_e4m3fn", NORM_H, 0.0, False, True, sm, contiguous
+            )
+
+    return run
+
+
+def fi_gdn_mtp(arch: str) -> Callable[[], None]:
+    """GDN multi-token decode with bf16 state (``gated_delta_rule_mtp``), T=4 tokens, B=4 H=16 HV=32
+    K=V=128: plain, and with a cached intermediate-state buffer [B, T, HV, V, K]."""
+    pretend_gpu(arch)
+    import torch
+    from flashinfer.gdn_kernels import gdn_decode_bf16_state as bs
+
+    _patch_gdn(bs)
+    b, h, hv, k, v = (GDN[x] for x in ("B", "H", "HV", "K", "V"))
+    t_mtp, bf = 4, torch.bfloat16
+
+    def run() -> None:  # each round compiles afresh: empty the dispatcher's in-process caches first
+        bs._compiled_kernels_mtp.clear()
+        bs._compiled_kernels_wide_vec.clear()
+        for cached in (False, True):
+            bs.gated_delta_rule_mtp(
+                A_log=torch.zeros(hv), a=torch.zeros(b, t_mtp, hv, dtype=bf), dt_bias=torch.zeros(hv),
+                q=torch.zeros(b, t_mtp, h, k, dtype=bf), k=torch.zeros(b, t_mtp, h, k, dtype=bf),
+                v=torch.zeros(b, t_mtp, hv, v, dtype=bf), b=torch.zeros(b, t_mtp, hv, dtype=bf),
+                initial_state_source=torch.zeros(b, hv, v, k, dtype=bf),
+                initial_state_indices=torch.arange(b, dtype=torch.int32),
+                intermediate_states_buffer=torch.zeros(b, t_mtp, hv, v, k, dtype=bf) if cached else None,
+                output=torch.zeros(b, t_mtp, hv, v, dtype=bf),
+            )  # fmt: skip
+
+    return run

@@ -172,6 +172,17 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "flashinfer NVFP4 quantisation bf16 K=4096, 128x4 swizzled scales, tensor global scale",
         "flashinfer_workers:fi_nvfp4_quantize",
     ),
+    "fi_norm_quant_sm90a": (
+        "sm_90a",
+        "flashinfer LayerNorm + FP8 and fused add + RMSNorm + FP8, bf16 H=4096, compact and strided",
+        "flashinfer_workers:fi_norm_quant",
+    ),
+    "fi_gdn_mtp_sm90a": (
+        "sm_90a",
+        "flashinfer GDN multi-token decode, bf16 state, T=4, B=4 H=16 HV=32 K=V=128 (wide-vec kernel), "
+        "plain and with an intermediate-state cache",
+        "flashinfer_workers:fi_gdn_mtp",
+    ),
 }
 
 
