@@ -180,3 +180,13 @@ def test_a_compile_only_program_is_its_own_repro_when_the_arguments_do_not_map(t
     script = (tmp_path / "121ef63b03c3_repro.py").read_text()
     assert script.startswith("# Compile-only repro of irscan finding 121ef63b03c3")
     compile(script, "repro", "exec")  # the header keeps the program's docstring and imports valid
+
+
+@pytest.mark.parametrize("text", ["[1, 2]", '{"findings": [{"id": "x"}]}', "{not json", '{"findings": 3}'])
+def test_a_json_file_that_is_not_a_report_is_bad_input(
+    text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "r.json"
+    bad.write_text(text)
+    assert main(["report", "--all", str(bad), "-o", str(tmp_path / "out")]) == 2
+    assert f"{bad}:1:1: error: not a" in capsys.readouterr().err

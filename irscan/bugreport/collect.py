@@ -49,18 +49,27 @@ class RootCause:
         return None
 
 
+#: what a finding of a saved report must carry for a bug report to be written from it
+_NEEDED = ("id", "kernel", "ir", "check", "severity", "ir_file", "chain", "expression")
+
+
 def load_findings(source: Path) -> list[dict[str, Any]]:
-    """A saved JSON report's findings, or a fresh scan's of a capture folder or IR file."""
+    """A saved JSON report's findings, or a fresh scan's of a capture folder or IR file.  A JSON file that
+    is not an irscan report is bad input (exit 2), whatever it holds."""
     if source.is_file() and source.suffix == ".json":
+        from irscan.ir import IRSyntaxError
+
         try:
             doc = json.loads(source.read_text())
         except (OSError, ValueError) as exc:
-            from irscan.ir import IRSyntaxError
-
             raise IRSyntaxError(
                 str(source), 1, 1, f"not a JSON report ({exc})", ["irscan scan --format json"]
             ) from None
-        return list(doc.get("findings", []))
+        found = doc.get("findings") if isinstance(doc, dict) else None
+        if not isinstance(found, list) or not all(isinstance(f, dict) and all(k in f for k in _NEEDED) for f in found):
+            want = ["a document of `irscan scan --format json` (findings with " + ", ".join(_NEEDED) + ")"]
+            raise IRSyntaxError(str(source), 1, 1, "not an irscan report", want)
+        return found
     from irscan.pipeline import scan_paths
 
     return [f.to_json() for f in scan_paths([source]).findings]
@@ -69,6 +78,15 @@ def load_findings(source: Path) -> list[dict[str, Any]]:
 def _capture_of(f: dict[str, Any]) -> Path | None:
     folder = Path(f["ir_file"]).parent
     return folder if (folder / META_FILE).exists() else None
+
+
+def _read_meta(cap: Path) -> dict[str, Any] | None:
+    """The capture's meta.json; None when it cannot be read (the report then says what is not recorded)."""
+    try:
+        meta = json.loads((cap / META_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
 
 
 def group(findings: list[dict[str, Any]]) -> list[RootCause]:
@@ -90,7 +108,7 @@ def group(findings: list[dict[str, Any]]) -> list[RootCause]:
     out = []
     for members in groups.values():
         cap = _capture_of(members[0])
-        meta = json.loads((cap / META_FILE).read_text()) if cap else None
+        meta = _read_meta(cap) if cap else None
         rc = RootCause(members, cap, meta)
         rc.params = kernel_params(rc.kernel_meta())
         out.append(rc)
