@@ -3,7 +3,7 @@
 ``irscan audit`` leaves the DSL's caches on (irscan/capturing/cache.py): a module the DSL serves
 from its cache is not lowered again, and irscan puts back the capture it stored under the DSL's key.
 For each program, with fresh cache folders (``CUTE_DSL_CACHE_DIR``, ``IRSCAN_CACHE_DIR``) in a
-temporary directory, this times (best of ``--repeat``, each a fresh process, wall clock):
+temporary directory, this times (best of ``--repeat``, each a fresh process, CPU seconds):
 
 * ``plain``: ``python prog.py`` as the user runs it, the DSL's caches on (its default) and warm
   (``cute.compile`` turns them off for itself, so for these programs that is a full compile);
@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,9 +36,12 @@ NO_CACHE = {"CUTE_DSL_NO_CACHE": "1", "CUTE_DSL_DISABLE_FILE_CACHING": "1"}
 
 
 def _time(argv: list[str], env: dict[str, str]) -> float:
-    t0 = time.perf_counter()
+    """CPU seconds (user + system) of the process and its children: on a shared machine, waiting on
+    other work inflates wall time but not this."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def _best(argv: list[str], env: dict[str, str], repeat: int) -> float:
