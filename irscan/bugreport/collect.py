@@ -33,8 +33,9 @@ class RootCause:
         return str(self.lead["id"])
 
     def kernel_meta(self) -> dict[str, Any]:
-        for k in (self.meta or {}).get("kernels", []):
-            if k.get("name") == self.lead["kernel"]:
+        ks = (self.meta or {}).get("kernels")
+        for k in ks if isinstance(ks, list) else []:  # a hostile meta.json is read as recording nothing
+            if isinstance(k, dict) and k.get("name") == self.lead["kernel"]:
                 return dict(k)
         return {}
 

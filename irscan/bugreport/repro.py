@@ -110,7 +110,10 @@ def _recorded_call(rc: RootCause, src_file: Path, node: ast.FunctionDef, text: s
         raise NoRepro(
             f"`{node.name}` takes {len(params)} arguments and the kernel {len(args)}: the recorded ones do not map"
         )
-    fakes = [fake_arg(a) for a in args]
+    try:
+        fakes = [fake_arg(a) for a in args]
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise NoRepro("meta.json's record of the kernel's arguments is incomplete") from None
     how = (
         f"The source is {src_file.name} without its own compile calls; the call below passes fake tensors of the\n"
         "shapes, strides and dtypes the capture recorded."
