@@ -37,6 +37,13 @@ def _dsl_call(f: dict[str, Any]) -> str | None:
     return None
 
 
+def named_expression(rc: RootCause) -> str:
+    """The wrapping expression in the user's terms, constant factors named as the static strides they are."""
+    f = rc.lead
+    strides = static_strides(f, rc.kernel_meta().get("args", []), rc.params)
+    return user_terms(name_strides(str(f.get("expression", "")), strides), rc.params)
+
+
 def trigger(rc: RootCause) -> str:
     """``mdO.stride(0) × mCuSeqlens[...] >= 2^31``, i.e. from `mCuSeqlens[...]` = 220,753 at `mdO.stride(0)` =
     9,728: the condition as the user reads it, a constant factor named as the static stride it is."""
@@ -44,7 +51,7 @@ def trigger(rc: RootCause) -> str:
     w = f.get("wraps_when") or {}
     strides = static_strides(f, rc.kernel_meta().get("args", []), params)
     raw = str(f.get("expression", ""))
-    expr = user_terms(name_strides(raw, strides), params)
+    expr = named_expression(rc)
     at = str(w.get("wraps_at") or ("2^32" if (f.get("witness") or {}).get("extension") == "zero" else "2^31"))
     if w.get("input") is None or w.get("threshold") is None:
         return f"`{expr} >= {at}`"
@@ -169,7 +176,7 @@ def render(rc: RootCause, ev: Evidence) -> str:
     lines = [f"# {title(rc)}", "", "## Summary", ""]
     lines.append(
         f"In kernel `{kernel_key(f['kernel'])}` ({_where(f)}), the {access} address is computed from "
-        f"`{user_terms(str(f['expression']), rc.params)}` in 32 bits. It wraps when {trigger(rc)}; "
+        f"`{named_expression(rc)}` in 32 bits. It wraps when {trigger(rc)}; "
         f"the wrapped offset is {'sign' if (f.get('witness') or {}).get('extension') != 'zero' else 'zero'}-extended "
         f"and added to the tensor's base pointer, so the kernel {'writes' if access == 'store' else 'reads'} outside "
         "the tensor "
@@ -188,6 +195,7 @@ def render(rc: RootCause, ev: Evidence) -> str:
             f"The {twin['ir'].upper()} of the same access wraps when "
             f"`{user_terms(str(tw.get('text', '?')), rc.params)}`."
         )
+    lines += [f"{user_terms(n, rc.params)}." for n in f.get("notes", [])]
     lines += [
         "",
         "## Root cause",
@@ -261,7 +269,10 @@ def render(rc: RootCause, ev: Evidence) -> str:
         "| | value |",
         "|---|---|",
         f"| expected offset | {_n((f.get('witness') or {}).get('true', 0))} elements |",
-        f"| observed (32-bit, extended) | {_n((f.get('witness') or {}).get('extended', 0))} elements |",
+        f"| what the kernel's 32-bit arithmetic gives, extended | {_n((f.get('witness') or {}).get('extended', 0))} "
+        "elements |",
+        "",
+        "Computed at the witness from the IR (compile only, no GPU run).",
         "",
         "## Fix",
         "",
