@@ -340,3 +340,32 @@ def fi_gdn_mtp(arch: str) -> Callable[[], None]:
             )  # fmt: skip
 
     return run
+
+
+def fi_msa_sparse_decode(arch: str) -> Callable[[], None]:
+    """MSA sparse decode attention, sm_90a kernel (``msa_ops/cute_dsl/sparse_decode_sm90.run``): B=4,
+    one query token each, 8 query heads on 1 KV head, head dim 128, fp8 paged KV (page 128, 64 pages),
+    top-16 selected blocks per token. ``run`` compiles and then launches the compiled function at
+    once; without a device that launch fails after the compile, so the failure is caught there (and
+    re-raised if nothing was compiled)."""
+    pretend_gpu(arch)
+    import torch
+    from flashinfer.msa_ops.cute_dsl import sparse_decode_sm90 as sd
+
+    _patch_gdn(sd)
+    b, hq, hkv, d, page, topk, pages = 4, 8, 1, 128, 128, 16, 64
+
+    def run() -> None:
+        sd._COMPILED.clear()
+        q = torch.zeros(b, hq, d, dtype=torch.bfloat16)
+        kv = torch.zeros(pages, hkv, page, 2 * d, dtype=torch.uint8)
+        idx = torch.zeros(hkv, b, topk, dtype=torch.int32)
+        page_table = torch.zeros(b, pages // b, dtype=torch.int32)
+        seqused_k = torch.full((b,), 1024, dtype=torch.int32)
+        try:
+            sd.run(q, kv, idx, page_table, seqused_k, torch.zeros_like(q))
+        except Exception:
+            if not sd._COMPILED:
+                raise
+
+    return run

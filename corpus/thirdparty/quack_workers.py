@@ -64,3 +64,42 @@ def quack_rotary(arch: str) -> Callable[[], None]:
         RotaryKernel.compile.__wrapped__(BFloat16, Float32, None, Int32, 128, False, False)
 
     return run
+
+
+def quack_reduce(arch: str) -> Callable[[], None]:
+    """Two small reductions: the split-K reduce of quack's GEMM (bf16 out, split 4, 4-element vectors,
+    with C and a row vector; beta from a pointer) and the RMS final reduce (bf16, N=4096)."""
+    from cutlass import BFloat16
+
+    sk = importlib.import_module("quack.split_k_reduce")
+    rf = importlib.import_module("quack.rms_final_reduce")
+
+    def run() -> None:
+        # out dtype, split_k, add_to_output, vec_elems, alpha_mode, beta_mode, c, rowvec, colvec dtypes
+        sk._compile_split_k_reduce.__wrapped__(BFloat16, 4, False, 4, 1, 2, BFloat16, BFloat16, None)
+        rf._compile_rms_final_reduce.__wrapped__(BFloat16, 4096)
+
+    return run
+
+
+def quack_gemm_varlen(arch: str) -> Callable[[], None]:
+    """quack GEMM sm90 with variable-length M (cu_seqlens_m, MoE-style grouped rows) and a row-vector
+    epilogue (bf16 A/B/D, f32 rowvec), tile 128x192, cluster 1x1, persistent."""
+    from cutlass import BFloat16, Float32
+
+    gemm = importlib.import_module("quack.gemm")
+    from quack.gemm_config import SplitKMode
+    from quack.rounding import RoundingMode
+
+    cap = (9, 0) if arch.startswith("sm_90") else (10, 0)
+    return lambda: gemm._compile_gemm.__wrapped__(
+        BFloat16, BFloat16, BFloat16, None,  # a, b, d, c dtypes
+        "k", "k", "n", None,  # a, b, d, c majors
+        (128, 192), (1, 1, 1),  # tile_shape_mn, cluster_shape_mnk
+        False, True, False,  # pingpong, persistent, is_dynamic_persistent
+        Float32, None, 0,  # rowvec, colvec dtypes, colvec_ndim
+        0, 0, False,  # alpha_mode, beta_mode, add_to_output
+        None, True, False, False, False, False,  # concat_layout, varlen_m/k, gather_A, tma_gather, batch_idx_permute
+        cap, RoundingMode.RN, 0, None,  # device_capacity, rounding_mode, sr_seed_mode, num_warps
+        split_k_mode=SplitKMode.SERIAL,
+    )  # fmt: skip

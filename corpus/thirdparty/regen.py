@@ -151,6 +151,16 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "quack rotary embedding bf16, dim 128, f32 cos/sin: seqlen offsets, and varlen cu_seqlens",
         "quack_workers:quack_rotary",
     ),
+    "quack_reduce_sm90a": (
+        "sm_90a",
+        "quack split-K reduce (bf16 out, split 4, C and row vector, beta pointer) and RMS final reduce (N=4096)",
+        "quack_workers:quack_reduce",
+    ),
+    "quack_gemm_varlen_sm90a": (
+        "sm_90a",
+        "quack GEMM sm90, variable-length M (cu_seqlens_m), f32 row-vector epilogue, tile 128x192, persistent",
+        "quack_workers:quack_gemm_varlen",
+    ),
     # more flashinfer kernels (sm_100a-only families)
     "fi_gated_residual_rmsnorm_sm100a": (
         "sm_100a",
@@ -182,6 +192,12 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "flashinfer GDN multi-token decode, bf16 state, T=4, B=4 H=16 HV=32 K=V=128 (wide-vec kernel), "
         "plain and with an intermediate-state cache",
         "flashinfer_workers:fi_gdn_mtp",
+    ),
+    "fi_msa_sparse_decode_sm90a": (
+        "sm_90a",
+        "flashinfer MSA sparse decode attention (sm90 kernel): B=4, 8 q heads / 1 KV head, hd 128, fp8 paged KV, "
+        "top-16",
+        "flashinfer_workers:fi_msa_sparse_decode",
     ),
 }
 
