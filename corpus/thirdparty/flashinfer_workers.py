@@ -15,10 +15,13 @@ small CPU tensors.  Three stand-ins make that possible without a device, all set
   capsule says CUDA device 0, so the DSL types them as global memory (with a CPU device it types
   them generic and the kernels' ``cute.copy`` from global memory fails to verify).
 
-Not tried yet (candidates, same recipe): the other norm kernels (gated residual RMSNorm, RMSNorm with
-sigmoid gate, LayerNorm/fused-add + FP8), flashinfer/quantization/kernels (mxfp8/mxfp4/nvfp4),
-topk_varlen, msa_ops/cute_dsl/*_sm90, the GDN MTP/ucache decode kernels; the GEMM/MoE/attention kernels
-are mostly sm_100a with TMA and cluster helpers.
+Also captured (same recipe): gated residual RMSNorm, RMSNorm with sigmoid gate, MXFP8/MXFP4/NVFP4
+quantisation (sm_100a; the DSL's launch asks the driver for the shared memory per SM when
+``min_blocks_per_mp > 1``: :func:`_patch_compile_only` answers it), LayerNorm/fused-add RMSNorm + FP8,
+the GDN multi-token (bf16 state) decode, and MSA sparse decode (sm_90a; its ``run`` launches right
+after compiling, and that launch's failure is caught).  Not tried yet: topk_varlen, the other msa_ops
+kernels, the GDN ucache kernels; the GEMM/MoE/attention kernels are mostly sm_100a with TMA and
+cluster helpers.
 """
 
 from __future__ import annotations
