@@ -91,3 +91,15 @@ def test_tma_tensor_map_is_not_an_address_in_both_irs() -> None:
         assert m.attrs["tensor_map"] == (0 if "global.shared" in name else 1)
     p = _first(folder / "module.ptx.xz", "cp.async.bulk.tensor")
     assert p.space in (AddressSpace.SHARED, AddressSpace.SHARED_CLUSTER) and "tensor_map" in p.attrs
+
+
+GATED = sorted(ROOT.glob("corpus/thirdparty/fi_gated_residual_rmsnorm_sm100a/*/module.mlir.xz"))
+
+
+@pytest.mark.skipif(not GATED, reason="corpus/thirdparty not checked out")
+def test_nvvm_load_and_store_ext_are_loads_and_stores() -> None:
+    """flashinfer's evict_first copies (newer DSL releases): ``nvvm.load.ext %p`` / ``nvvm.store.ext %v, %p``."""
+    ld = _first(GATED[0], "nvvm.load.ext")
+    st = _first(GATED[0], "nvvm.store.ext")
+    assert (ld.kind, ld.addr, ld.space) == (Kind.LOAD, 0, AddressSpace.GLOBAL)
+    assert (st.kind, st.addr, st.space) == (Kind.STORE, 1, AddressSpace.GLOBAL)

@@ -28,6 +28,11 @@ ROLES: dict[str, tuple[str, ...]] = {
 }
 
 
+#: NVVM ops that are plain loads and stores with a cache hint (newer DSL releases emit them for
+#: ``evict_first`` copies): LOAD / STORE like ``llvm.load`` / ``llvm.store``, the pointer their address
+KINDS = {"nvvm.load.ext": Kind.LOAD, "nvvm.store.ext": Kind.STORE}
+
+
 def _roles(op: ir.Op) -> tuple[str, ...]:
     if op.name == "nvvm.prefetch" and " tensormap" in op.text.split(":")[0]:
         return ("map",)  # ``nvvm.prefetch tensormap, %p``
@@ -52,7 +57,7 @@ def set_address(op: ir.Op, types: dict[str, str]) -> None:
         data.append((i, sp if sp is not None else AddressSpace.GENERIC))
     if k == 0:
         return
-    op.kind = Kind.MEMOP
+    op.kind = KINDS.get(op.name, Kind.MEMOP)
     if not data:
         return  # only a tensor map: no element address
     pick = next((d for d in data if d[1] is AddressSpace.GLOBAL), None)
