@@ -190,3 +190,16 @@ def test_a_json_file_that_is_not_a_report_is_bad_input(
     bad.write_text(text)
     assert main(["report", "--all", str(bad), "-o", str(tmp_path / "out")]) == 2
     assert f"{bad}:1:1: error: not a" in capsys.readouterr().err
+
+
+def test_findings_that_share_the_wrapping_op_are_one_report(tmp_path: Path) -> None:
+    """rmsnorm_row_per_cta: the load of mX and the store of mY use one row offset (one llvm.mul, CSE'd):
+    one report for both accesses and their PTX twins, named by the statement the op comes from."""
+    causes = group(load_findings(CAPS / "rmsnorm_row_per_cta"))
+    assert [sorted(f["id"] for f in rc.findings) for rc in causes] == [
+        sorted(["a686763ca512", "4c9287148481", "1b28f262feb8", "78d45c02f980"])
+    ]
+    assert causes[0].id == "a686763ca512"  # the finding without an origin: the wrapping op's own statement
+    assert main(["report", "1b28f262feb8", str(CAPS / "rmsnorm_row_per_cta"), "--no-script", "-o", str(tmp_path)]) == 0
+    md = (tmp_path / "a686763ca512.md").read_text()
+    assert "- the store at rmsnorm_row_per_cta.py:34: `y_vecs = cute.zipped_divide(mY[row, None], (VEC,))`" in md

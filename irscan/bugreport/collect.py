@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from irscan.capturing.store import META_FILE
-from irscan.findings import kernel_key
 
 
 @dataclass
@@ -25,8 +24,16 @@ class RootCause:
 
     @property
     def lead(self) -> dict[str, Any]:
-        """The MLIR finding when there is one (its chain carries the Python statement's ops), else the first."""
-        return next((f for f in self.findings if f["ir"] == "mlir"), self.findings[0])
+        """The MLIR finding whose statement is the wrapping op's own (no ``origin``: its chain carries the
+        Python statement's ops), else any MLIR finding, else the first."""
+        mlir = [f for f in self.findings if f["ir"] == "mlir"]
+        return next((f for f in mlir if not f.get("origin")), mlir[0] if mlir else self.findings[0])
+
+    @property
+    def accesses(self) -> list[dict[str, Any]]:
+        """One finding per access the wrapping value reaches (the MLIR one where there is one)."""
+        mlir = [f for f in self.findings if f["ir"] == "mlir"]
+        return mlir or self.findings
 
     @property
     def id(self) -> str:
@@ -90,22 +97,38 @@ def _read_meta(cap: Path) -> dict[str, Any] | None:
     return meta if isinstance(meta, dict) else None
 
 
+def _wrapping_ops(f: dict[str, Any]) -> list[tuple[str, str, int]]:
+    """The ops of ``f``'s chain that wrap, as (module, IR, line): two findings that share one are one bug
+    (one wrapping value that several accesses use)."""
+    return [(str(f["ir_file"]), str(f["ir"]), int(s["ir_line"])) for s in f.get("chain", []) if s.get("wraps")]
+
+
 def group(findings: list[dict[str, Any]]) -> list[RootCause]:
-    """Root causes in the order their first finding was reported."""
-    by_id = {f["id"]: f for f in findings}
-    groups: dict[tuple[object, ...], list[dict[str, Any]]] = {}
-    seen: set[str] = set()
+    """Root causes in the order their first finding was reported: a finding, its twin in the other IR,
+    and every finding whose wrapping op is the same op of the same module are one."""
+    ids = [f["id"] for f in findings]
+    parent = {i: i for i in ids}
+
+    def find(i: str) -> str:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def union(a: str, b: str) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb, key=ids.index)] = min(ra, rb, key=ids.index)
+
+    first_with: dict[object, str] = {}
     for f in findings:
-        if f["id"] in seen:
-            continue
-        lead = by_id.get(f["twin"]) if f["ir"] == "ptx" and f.get("twin") in by_id else f
-        assert lead is not None
-        key = (kernel_key(lead["kernel"]), lead.get("file"), lead.get("line"), lead["check"], lead.get("expression"))
-        members = groups.setdefault(key, [])
-        for m in (lead, f):
-            if m["id"] not in seen:
-                members.append(m)
-                seen.add(m["id"])
+        if f.get("twin") in parent:
+            union(f["id"], f["twin"])
+        for key in _wrapping_ops(f):
+            union(f["id"], first_with.setdefault(key, f["id"]))
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for f in findings:
+        groups.setdefault(find(f["id"]), []).append(f)
     out = []
     for members in groups.values():
         cap = _capture_of(members[0])

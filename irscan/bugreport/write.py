@@ -18,7 +18,7 @@ from irscan.report import dot, markdown
 
 def _reduce(rc: RootCause, out: Path, ev: Evidence) -> None:
     """The MLIR first (it carries the launch facts by itself), else the PTX."""
-    for f in sorted(rc.findings, key=lambda x: x["ir"] != "mlir"):
+    for f in [rc.lead, *sorted((x for x in rc.findings if x is not rc.lead), key=lambda x: x["ir"] != "mlir")]:
         src = Path(f["ir_file"])
         if not src.exists():
             ev.reduced_note = f"the captured module {src} is gone"

@@ -72,8 +72,10 @@ def title(rc: RootCause) -> str:
 
 def _chains(rc: RootCause) -> list[str]:
     """MLIR and PTX side by side, only the chain's ops, in chain order."""
-    mlir = next((f for f in rc.findings if f["ir"] == "mlir"), None)
-    ptx = next((f for f in rc.findings if f["ir"] == "ptx"), None)
+    lead = rc.lead
+    mlir = lead if lead["ir"] == "mlir" else None
+    ptx = next((f for f in rc.findings if f["ir"] == "ptx" and f["id"] == lead.get("twin")), None)
+    ptx = lead if lead["ir"] == "ptx" else ptx or next((f for f in rc.findings if f["ir"] == "ptx"), None)
     cols = [c for c in (mlir, ptx) if c is not None]
     head = " | ".join(f"{c['ir'].upper()} (`{c['ir_file'].rsplit('/', 1)[-1]}`)" for c in cols)
     out = [f"| {head} |", "|" + "---|" * len(cols)]
@@ -196,6 +198,13 @@ def render(rc: RootCause, ev: Evidence) -> str:
             f"`{user_terms(str(tw.get('text', '?')), rc.params)}`."
         )
     lines += [f"{user_terms(n, rc.params)}." for n in f.get("notes", [])]
+    if len(rc.accesses) > 1:
+        lines += ["", "The same wrapping value addresses every one of these accesses:", ""]
+        lines += [
+            f"- the {a.get('sink', {}).get('kind', 'access')} at {_where(a)}: `{(a.get('source') or '').strip()}` "
+            f"(finding {a['id']})"
+            for a in rc.accesses
+        ]
     lines += [
         "",
         "## Root cause",
