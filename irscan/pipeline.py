@@ -231,13 +231,14 @@ def scan_safely(
 ) -> ScanResult:
     """Scan each captured module on its own; irscan's failure on one becomes a note on the result and
     the others are still scanned, unless strict (the user's run is not ours to break)."""
+    from irscan.capturing.cache import scan_cached
     from irscan.capturing.store import find_captures, recorded_errors
 
     res = ScanResult()
     res.errors += recorded_errors(folder)  # the hook's own failures, recorded in the audited process
     for capture in find_captures(folder) if folder.exists() else []:
-        try:
-            res.extend(scan_capture(capture, irs))
+        try:  # a capture a cached audit stored or restored: the findings stored with it, if any
+            res.extend(scan_cached(capture, irs, scan_capture))
         except Exception as exc:  # IRSyntaxError included: a capture we cannot read is our failure
             if strict:
                 raise

@@ -60,7 +60,9 @@ def test_repeated_audit_reuses_the_capture_and_an_edited_program_is_recaptured(
     [fresh] = _folders(tmp_path / "a")
     assert not (fresh / cache.HIT_FILE).exists()
     assert len(first["findings"]) == 4
-    assert len(list((tmp_path / "ir" / "captures").iterdir())) == 1
+    [entry] = (tmp_path / "ir" / "captures").iterdir()
+    assert (fresh / cache.KEY_FILE).read_text().strip() == entry.name
+    assert len(list(entry.glob("findings-*.pickle"))) == 1  # the scan's result, stored with the capture
 
     second, err2 = _audit(prog, tmp_path / "b", cache_env)
     assert "JIT cache hit" in err2 and "JIT cache miss" not in err2  # the DSL did not lower it again
@@ -69,7 +71,8 @@ def test_repeated_audit_reuses_the_capture_and_an_edited_program_is_recaptured(
     assert hit.name == fresh.name
     for f in ("module.mlir", "module.ptx", "module.cubin"):
         assert (hit / f).read_bytes() == (fresh / f).read_bytes()
-    assert second["findings"] == first["findings"]
+    assert second["findings"] == first["findings"]  # read back, its paths moved to the new folder
+    assert second["kernels"] == first["kernels"]
     assert second["errors"] == first["errors"] == []
 
     prog.write_text(prog.read_text().replace("THREADS, VEC = 128, 8", "THREADS, VEC = 64, 8"))

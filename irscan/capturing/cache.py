@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import pickle
 import shutil
 import threading
 from collections.abc import Callable
@@ -37,6 +38,8 @@ from irscan.capturing import releases, store
 #: a restored folder carries this file (the key it came from): the audit, and tests, can tell a cache
 #: hit from a fresh capture
 HIT_FILE = "cache-hit.txt"
+#: every folder this cache stored or restored carries its key: the audit's scan finds its findings by it
+KEY_FILE = "cache-key.txt"
 
 _local = threading.local()  # the key of the compile under way in this thread, and whether we hold a copy
 _original_compile: Callable[..., Any] | None = None
@@ -95,6 +98,7 @@ def restore(entry: Path, session: Any, key: str) -> None:
         if f.name != "label.txt":
             shutil.copy2(f, folder / f.name)
     (folder / HIT_FILE).write_text(key + "\n")
+    (folder / KEY_FILE).write_text(key + "\n")
     cap = store.load(folder)
     session.captures.append(cap)
 
@@ -139,6 +143,7 @@ def _cached_compile(self: Any, ctx: Any) -> Any:
         if len(session.captures) > n_caps:  # the hook lowered and captured it
             if len(session.errors) == n_errs:
                 save(session.captures[-1].dir, key)
+                (session.captures[-1].dir / KEY_FILE).write_text(key + "\n")
         elif entry is not None:  # the DSL's cache hit: ours stands in for the capture
             restore(entry, session, key)
     except Exception as exc:  # the compile stands; only the cached copy is lost
@@ -166,3 +171,69 @@ def install() -> None:
         _original_compile, _original_resolve = backend.compile, backend._resolve_compile_cache
         backend.compile = _cached_compile  # type: ignore[method-assign]
         backend._resolve_compile_cache = _resolve  # type: ignore[method-assign]
+
+
+# ----------------------------------------------------------------------------------------- findings
+
+
+@lru_cache(maxsize=1)
+def _scan_salt() -> str:
+    """The scan's own code: every module of irscan and its grammars (a dev tree changes without a new
+    version), so findings stored by other code are never read back."""
+    import irscan
+
+    h = hashlib.sha256(irscan.__version__.encode())
+    pkg = Path(irscan.__file__).parent
+    for f in sorted([*pkg.rglob("*.py"), *pkg.parent.joinpath("grammars").glob("*.lark")]):
+        h.update(f.as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:24]
+
+
+def _relocate(obj: Any, old: str, new: str) -> None:
+    """Point every path under ``old`` (the folder the findings were stored from) at ``new``, in place
+    (an explicit stack: the result's nesting is irscan's, but no walk here recurses)."""
+    stack = [obj]
+    while stack:
+        o = stack.pop()
+        if isinstance(o, list):
+            items: Any = enumerate(o)
+        elif isinstance(o, dict):
+            items = list(o.items())
+        elif dataclasses.is_dataclass(o) and not isinstance(o, type):
+            items = [(f.name, getattr(o, f.name)) for f in dataclasses.fields(o)]
+        else:
+            continue
+        for k, v in items:
+            if isinstance(v, str) and (v == old or v.startswith(old + os.sep)):
+                v = new + v[len(old) :]
+                if isinstance(o, (list, dict)):
+                    o[k] = v
+                else:
+                    object.__setattr__(o, k, v)
+            elif not isinstance(v, (str, int, float, bool, type(None))):
+                stack.append(v)
+
+
+def scan_cached(folder: Path, irs: tuple[str, ...], scan: Callable[[Path, tuple[str, ...]], Any]) -> Any:
+    """``scan(folder, irs)``, or the findings stored for the same capture, irs and scan code.  Only a
+    folder this cache stored or restored has a key; any other is scanned as ever."""
+    marker = folder / KEY_FILE
+    entry = cache_root() / marker.read_text().strip() if marker.is_file() else None
+    if entry is None or not entry.is_dir():
+        return scan(folder, irs)
+    stored = entry / f"findings-{_scan_salt()}-{'-'.join(irs)}.pickle"
+    try:  # the user's own cache folder: trusted as much as their site-packages
+        old, res = pickle.loads(stored.read_bytes())
+        _relocate(res, old, str(folder))
+        return res
+    except Exception:  # missing, or unreadable: scan
+        pass
+    res = scan(folder, irs)
+    if not res.errors:
+        tmp = stored.with_name(f".{stored.name}.{os.getpid()}")
+        try:
+            tmp.write_bytes(pickle.dumps((str(folder), res)))
+            os.replace(tmp, stored)
+        except Exception:  # a read-only cache: the findings are still this scan's
+            tmp.unlink(missing_ok=True)
+    return res
