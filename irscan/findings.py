@@ -169,6 +169,13 @@ def assign_ids(findings: Iterable[Finding]) -> None:
     for f in fs:
         if f.twin is not None:
             f.twin = renamed.get((_scope(f), f.twin), f.twin)
+    # Twins point both ways or not at all: after folding, two findings of one IR can both have named
+    # the same partner (each paired in its own module); the partner's choice decides.
+    by_id = {(_scope(f), f.id): f for f in fs}
+    for f in fs:
+        partner = by_id.get((_scope(f), f.twin)) if f.twin is not None else None
+        if f.twin is not None and (partner is None or partner.twin != f.id):
+            f.twin = None
 
 
 # -- one finding per access statement, IR and check --
