@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from golden.snapshot import SETS, path, snapshot
 
 

@@ -20,11 +20,11 @@ from irscan.analysis import dataflow
 from irscan.analysis.params import tensor_fields
 from irscan.analysis.ranges import Facts, Ranges
 from irscan.checks.base import Candidate, evaluate, widening_points
+from irscan.checks.conditions import FIELD_NAME, Condition, Rewriter, accessed_tensor, bind_extents, unbounded
 from irscan.checks.explain import explain
 from irscan.checks.registry import CHECKS
 from irscan.findings import Finding, assign_ids
 from irscan.guarding.codegen import Compiled, Span, compile_guard
-from irscan.checks.conditions import FIELD_NAME, Condition, Rewriter, accessed_tensor, bind_extents, unbounded
 from irscan.guarding.host import HostLaunch, launches
 from irscan.ir import Function, Module
 

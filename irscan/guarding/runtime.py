@@ -20,10 +20,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from irscan.findings import kernel_key
-from irscan.guarding.codegen import UNBOUND
 from irscan.checks.conditions import Condition
 from irscan.checks.contract import limit_text, plain, render
+from irscan.findings import kernel_key
+from irscan.guarding.codegen import UNBOUND
 from irscan.guarding.errors import WrapError
 from irscan.guarding.prepare import LaunchGuard, ModuleGuard
 
