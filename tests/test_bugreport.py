@@ -203,3 +203,14 @@ def test_findings_that_share_the_wrapping_op_are_one_report(tmp_path: Path) -> N
     assert main(["report", "1b28f262feb8", str(CAPS / "rmsnorm_row_per_cta"), "--no-script", "-o", str(tmp_path)]) == 0
     md = (tmp_path / "a686763ca512.md").read_text()
     assert "- the store at rmsnorm_row_per_cta.py:34: `y_vecs = cute.zipped_divide(mY[row, None], (VEC,))`" in md
+
+
+def test_a_folded_constexpr_offset_is_named_as_coordinate_times_stride(tmp_path: Path) -> None:
+    """stacked_layers_seed000: layer = 30 is a Constexpr, so the IR adds 30 * 70,778,880 = 2,123,366,400 as
+    one constant; the report reads it back as 30 x w_gate.stride(0) (30 < 48 layers)."""
+    assert (
+        main(["report", "121ef63b03c3", str(CAPS / "stacked_layers_seed000"), "--no-script", "-o", str(tmp_path)]) == 0
+    )
+    title = (tmp_path / "121ef63b03c3.md").read_text().splitlines()[0]
+    assert "`w_gate.stride(1) × blockIdx.x + 30 × w_gate.stride(0) >= 2^31`" in title
+    assert "at `w_gate.stride(0)` = 70,778,880, `w_gate.stride(1)` = 5,120" in title

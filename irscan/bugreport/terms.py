@@ -127,22 +127,48 @@ def witness_rows(f: dict[str, Any], params: list[str]) -> list[Row]:
     return rows if rows and rows[-1].intended == wit.get("true") else []
 
 
+_CONST_TERM = re.compile(r"(?:(?<=^)|(?<=\+ ))(\d+)(?=$| \+)")
 _FACTOR = re.compile(r"(?<![\w.\[])(\d+)\*(?=[a-z(])")
+
+
+def _static_modes(f: dict[str, Any], args: list[dict[str, Any]], params: list[str]) -> list[tuple[int, int, str]]:
+    """(stride, static extent or 0, name) of each static stride other than 1 of the accessed tensor."""
+    tensor = str((f.get("memory") or {}).get("tensor") or "")
+    out = []
+    for a in args:
+        if not isinstance(a, dict) or f"arg{a.get('index')}" != tensor:
+            continue
+        for k, m in enumerate(a.get("modes", [])):
+            st, sh = m.get("stride", {}), m.get("shape", {})
+            if st.get("kind") == "static" and isinstance(st.get("value"), int) and st["value"] > 1:
+                extent = sh["value"] if sh.get("kind") == "static" and isinstance(sh.get("value"), int) else 0
+                out.append((int(st["value"]), extent, f"{_param(tensor, params)}.stride({k})"))
+    return out
 
 
 def static_strides(f: dict[str, Any], args: list[dict[str, Any]], params: list[str]) -> dict[int, str]:
     """The accessed tensor's static strides (other than 1) by value: ``{9728: "mdO.stride(0)"}``, so that a
     constant factor of the expression can be named as the stride it is."""
-    tensor = str((f.get("memory") or {}).get("tensor") or "")
     out: dict[int, str] = {}
-    for a in args:
-        if f"arg{a.get('index')}" != tensor:
-            continue
-        for k, m in enumerate(a.get("modes", [])):
-            st = m.get("stride", {})
-            if st.get("kind") == "static" and isinstance(st.get("value"), int) and st["value"] > 1:
-                out.setdefault(int(st["value"]), f"{_param(tensor, params)}.stride({k})")
+    for stride, _, name in _static_modes(f, args, params):
+        out.setdefault(stride, name)
     return out
+
+
+def name_offsets(expr: str, f: dict[str, Any], args: list[dict[str, Any]], params: list[str]) -> str:
+    """A constant term that is a coordinate times a static stride, the coordinate inside that mode's
+    static extent (a Constexpr index: ``layer = 30`` folded into ``2123366400``), as ``30*w.stride(0)``:
+    the largest such stride, so the reading is the one a layout gives."""
+    modes = sorted(_static_modes(f, args, params), reverse=True)
+
+    def sub(m: re.Match[str]) -> str:
+        v = int(m.group(1))
+        for stride, extent, name in modes:
+            if v % stride == 0 and 0 < v // stride < extent:
+                return f"{v // stride}*{name}"
+        return m.group(0)
+
+    return _CONST_TERM.sub(sub, expr)
 
 
 def name_strides(expr: str, strides: dict[int, str]) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from irscan.bugreport.collect import Evidence, RootCause
-from irscan.bugreport.terms import element_bytes, name_strides, static_strides, user_terms, witness_rows
+from irscan.bugreport.terms import element_bytes, name_offsets, name_strides, static_strides, user_terms, witness_rows
 from irscan.findings import kernel_key, portable_path
 
 _DSL_CALL = re.compile(r"\b(cute(?:\.\w+)+)\(")
@@ -40,8 +40,11 @@ def _dsl_call(f: dict[str, Any]) -> str | None:
 def named_expression(rc: RootCause) -> str:
     """The wrapping expression in the user's terms, constant factors named as the static strides they are."""
     f = rc.lead
-    strides = static_strides(f, rc.kernel_meta().get("args", []), rc.params)
-    return user_terms(name_strides(str(f.get("expression", "")), strides), rc.params)
+    args = rc.kernel_meta().get("args", [])
+    named = name_offsets(
+        name_strides(str(f.get("expression", "")), static_strides(f, args, rc.params)), f, args, rc.params
+    )
+    return user_terms(named, rc.params)
 
 
 def trigger(rc: RootCause) -> str:
@@ -50,13 +53,12 @@ def trigger(rc: RootCause) -> str:
     f, params = rc.lead, rc.params
     w = f.get("wraps_when") or {}
     strides = static_strides(f, rc.kernel_meta().get("args", []), params)
-    raw = str(f.get("expression", ""))
     expr = named_expression(rc)
     at = str(w.get("wraps_at") or ("2^32" if (f.get("witness") or {}).get("extension") == "zero" else "2^31"))
     if w.get("input") is None or w.get("threshold") is None:
         return f"`{expr} >= {at}`"
     out = f"`{expr} >= {at}`, i.e. from `{user_terms(str(w['input']), params)}` = {_n(int(w['threshold']))}"
-    named = [f"`{name}` = {_n(v)}" for v, name in strides.items() if name_strides(raw, {v: name}) != raw]
+    named = [f"`{name}` = {_n(v)}" for v, name in strides.items() if name in expr]
     out += f" at {', '.join(named)}" if named else ""
     launch = (w.get("safe_while") or {}).get("launch")
     return out + (f" with the launch's {launch}" if launch else "")
