@@ -50,6 +50,21 @@ class Graph:
     def defs(self, n: int, slot: int) -> list[int]:
         return self._defs.get(n, {}).get(slot, [])
 
+    def const_operand(self, n: int, slot: int) -> int | None:
+        """Operand ``slot`` of ``n`` when it is an integer constant: an immediate (PTX) or the value of
+        its one definition, a constant op; None otherwise (no such slot, several definitions, ...)."""
+        op = self.op(n)
+        if slot >= len(op.operands):
+            return None
+        raw = op.operands[slot]
+        if isinstance(raw, int):
+            return raw
+        ds = self.defs(n, slot)
+        if len(ds) == 1 and self.op(ds[0]).kind is Kind.CONST:
+            v = self.op(ds[0]).attrs.get("value")
+            return v if isinstance(v, int) else None
+        return None
+
     def preds(self, n: int) -> list[int]:
         """Every definition feeding any operand of ``n``."""
         return [d for ds in self._defs.get(n, {}).values() for d in ds]

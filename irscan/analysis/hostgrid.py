@@ -175,15 +175,7 @@ def _plus_one(gr: dataflow.Graph, n: int) -> int | None:
 
 
 def _const(gr: dataflow.Graph, n: int, slot: int) -> int | None:
-    op = gr.op(n)
-    if slot >= len(op.operands):
-        return None
-    raw = op.operands[slot]
-    if isinstance(raw, int):
-        return raw
-    d = gr.defs(n, slot)
-    v = gr.op(d[0]).attrs.get("value") if len(d) == 1 and gr.op(d[0]).kind is Kind.CONST else None
-    return v if isinstance(v, int) else None
+    return gr.const_operand(n, slot)
 
 
 def _host_field(gr: dataflow.Graph, n: int) -> tuple[int, tuple[int, ...]] | None:

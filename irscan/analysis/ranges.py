@@ -252,16 +252,7 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod):
         return f"{label} ({what} at IR line {line})"
 
     def _const_operand(self, n: int, slot: int) -> int | None:
-        op = self.gr.op(n)
-        raw = op.operands[slot]
-        if isinstance(raw, int):
-            return raw
-        defs = self.gr.defs(n, slot)
-        if len(defs) == 1:
-            d = self.gr.op(defs[0])
-            if d.kind is Kind.CONST and isinstance(d.attrs.get("value"), int):
-                return int(d.attrs["value"])
-        return None
+        return self.gr.const_operand(n, slot)
 
     def _fixed(self, a: Affine) -> bool:
         return all(self.atoms[k].fixed for k, _ in a.terms)

@@ -139,17 +139,7 @@ def widening_points(gr: Graph) -> list[Widening]:
 
 
 def _shift_amount(gr: Graph, n: int, slot: int) -> int | None:
-    op = gr.op(n)
-    if slot >= len(op.operands):
-        return None
-    raw = op.operands[slot]
-    if isinstance(raw, int):
-        return raw
-    ds = gr.defs(n, slot)
-    if len(ds) == 1 and gr.op(ds[0]).kind is Kind.CONST:
-        v = gr.op(ds[0]).attrs.get("value")
-        return v if isinstance(v, int) else None
-    return None
+    return gr.const_operand(n, slot)
 
 
 #: Windows smaller than 4 GiB, addressed with 32-bit offsets by design: not this bug class.

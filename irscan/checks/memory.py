@@ -196,17 +196,7 @@ def _gep_size(gr: Graph, n: int) -> int | None:
 
 
 def _const(gr: Graph, n: int, slot: int) -> int | None:
-    op = gr.op(n)
-    if slot >= len(op.operands):
-        return None
-    raw = op.operands[slot]
-    if isinstance(raw, int):
-        return raw
-    ds = gr.defs(n, slot)
-    if len(ds) == 1 and gr.op(ds[0]).kind is Kind.CONST:
-        v = gr.op(ds[0]).attrs.get("value")
-        return v if isinstance(v, int) else None
-    return None
+    return gr.const_operand(n, slot)
 
 
 def root_tensor(gr: Graph, rg: Ranges, sink: int) -> str | None:
