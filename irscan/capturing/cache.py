@@ -214,14 +214,24 @@ def _relocate(obj: Any, old: str, new: str) -> None:
                 stack.append(v)
 
 
+def _content_key(folder: Path, irs: tuple[str, ...]) -> str:
+    """What the scan reads, hashed: the folder's files as they are now (the program may have changed
+    them after the capture), the IRs asked for and the scan's own code."""
+    h = hashlib.sha256(f"{_scan_salt()}\0{'-'.join(irs)}".encode())
+    for f in sorted(folder.iterdir()):
+        if f.is_file() and f.name not in (HIT_FILE, KEY_FILE):
+            h.update(f.name.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:32]
+
+
 def scan_cached(folder: Path, irs: tuple[str, ...], scan: Callable[[Path, tuple[str, ...]], Any]) -> Any:
-    """``scan(folder, irs)``, or the findings stored for the same capture, irs and scan code.  Only a
-    folder this cache stored or restored has a key; any other is scanned as ever."""
+    """``scan(folder, irs)``, or the findings stored for the same files, irs and scan code.  Only a
+    folder this cache stored or restored has a key (where they are kept); any other is scanned as ever."""
     marker = folder / KEY_FILE
     entry = cache_root() / marker.read_text().strip() if marker.is_file() else None
     if entry is None or not entry.is_dir():
         return scan(folder, irs)
-    stored = entry / f"findings-{_scan_salt()}-{'-'.join(irs)}.pickle"
+    stored = entry / f"findings-{_content_key(folder, irs)}.pickle"
     try:  # the user's own cache folder: trusted as much as their site-packages
         old, res = pickle.loads(stored.read_bytes())
         _relocate(res, old, str(folder))
