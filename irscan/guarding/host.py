@@ -11,22 +11,17 @@ the arguments on whichever path reaches the store), the grid is that program eva
 call's arguments; a load, a call or a block argument (a loop, a join) behind it, or a field stored
 twice, makes the grid not derivable here (``reason`` says so).
 
-The two names below are the DSL's (the launch op and the config struct's layout): this is the one
-place the guard knows them.
+The front end names the launch (``Kind.LAUNCH``, ``attrs["kernel"]``); the config struct's layout is the
+DSL's, kept once in :mod:`irscan.analysis.hostgrid`.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from irscan.analysis.dataflow import Graph
+from irscan.analysis.hostgrid import CONFIG_STRUCT
 from irscan.ir import Kind
-
-LAUNCH_OP = "cuda.launch_ex"
-#: the launch config's layout: grid, block (then smem bytes, stream, attributes, count)
-CONFIG_STRUCT = "!llvm.struct<(array<3 x i32>, array<3 x i32>,"
-_CALLEE = re.compile(r"@(?:[\w$.]+::)?@([\w$.]+)\s*<")
 
 #: host ops a straight-line grid computation may use
 PURE = frozenset(
@@ -59,10 +54,8 @@ def launches(gr: Graph) -> list[HostLaunch]:
     out = []
     for n in gr.nodes():
         op = gr.op(n)
-        if op.name == LAUNCH_OP:
-            m = _CALLEE.search(op.text)
-            if m:
-                out.append(_launch(gr, n, m.group(1)))
+        if op.kind is Kind.LAUNCH and op.attrs.get("kernel"):
+            out.append(_launch(gr, n, str(op.attrs["kernel"])))
     return out
 
 

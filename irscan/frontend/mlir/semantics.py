@@ -317,6 +317,9 @@ def _generic_spec(sp: Spec, body: Body) -> Spec:
             sp.attrs["callee"] = info["callee"]
     elif name == "llvm.freeze":
         sp.kind = Kind.MOV
+    elif name == "cuda.launch_ex" and info.get("kernel"):
+        sp.kind = Kind.LAUNCH  # operands: the launch config, then the kernel's arguments
+        sp.attrs["kernel"] = info["kernel"]
     elif name == "nvvm.shfl.sync":
         sp.kind = Kind.SHUFFLE
         sp.attrs["shuffled"] = 1  # operands: mask, value, offset, clamp

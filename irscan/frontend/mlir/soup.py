@@ -52,6 +52,7 @@ def soup_rtypes(name: str, body: str, nres: int) -> tuple[str, ...] | None:
 
 
 _ASM_RE = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+_LAUNCHED_RE = re.compile(r"@(?:[\w$.]+::)?@([\w$.]+)\s*<")
 
 
 def soup_info(name: str, raw_body: str) -> dict[str, Any]:
@@ -62,6 +63,10 @@ def soup_info(name: str, raw_body: str) -> dict[str, Any]:
         if m:
             callee = m.group(0)[1:]
             info["callee"] = callee[1:-1] if callee.startswith('"') else callee
+    elif name == "cuda.launch_ex":  # @kernels::@kernel<%cfg> (args...): the launched kernel's symbol
+        m = _LAUNCHED_RE.search(raw_body)
+        if m:
+            info["kernel"] = m.group(1)
     elif name in ("llvm.inline_asm", "llvm.call_intrinsic"):
         m = _ASM_RE.search(raw_body)
         if m:
