@@ -15,6 +15,9 @@ per key.  Never stale: the key also holds irscan's version, a hash of the captur
 (the folder's layout is what that code writes) and the DSL's version (the DSL's key leaves its own
 version out).  A copy is only stored from a compile that captured without an error.
 
+The audit's scan (:func:`scan_cached`, from :func:`irscan.pipeline.scan_safely`) keeps its result in
+the same entry, keyed by the folder's files as scanned, the IRs and irscan's own code.
+
 Installed by :func:`install` in the audited program's process, only when ``IRSCAN_DSL_CACHE=1`` (see
 :func:`irscan.capturing.env.dsl_cache_wanted`): patch mode and the launch guard keep the caches off,
 since both must see every module lowered.
