@@ -42,6 +42,7 @@ from irscan.frontend.mlir.outline import Outline, _Frame
 from irscan.frontend.mlir.semantics import (
     SREG_PREFIX,
 )
+from irscan.frontend.mlir.soup import launched_kernel
 from irscan.frontend.mlir.templates import (
     _ECACHE,
     _EXTRACT_HEAD,
@@ -310,6 +311,8 @@ class _Indexer(Outline):
             next_id += 1
             if lits is not None:
                 _put_literals(op, lits)
+            if spec.kind is ir.Kind.LAUNCH:  # the launched symbol is the op's own, never its spec's
+                op.attrs["kernel"] = launched_kernel(body)
             block.ops.append(op)
             if loc.__class__ is str:
                 late.append(op)

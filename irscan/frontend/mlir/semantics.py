@@ -19,6 +19,7 @@ from typing import Any
 from irscan import ir
 from irscan.frontend.mlir.memroles import set_address
 from irscan.frontend.mlir.records import AttrText, Body
+from irscan.frontend.mlir.soup import launched_kernel
 from irscan.frontend.mlir.types import (
     Ty,
     int_width_of,
@@ -317,9 +318,8 @@ def _generic_spec(sp: Spec, body: Body) -> Spec:
             sp.attrs["callee"] = info["callee"]
     elif name == "llvm.freeze":
         sp.kind = Kind.MOV
-    elif name == "cuda.launch_ex" and info.get("kernel"):
-        sp.kind = Kind.LAUNCH  # operands: the launch config, then the kernel's arguments
-        sp.attrs["kernel"] = info["kernel"]
+    elif name == "cuda.launch_ex":
+        sp.kind = Kind.LAUNCH  # operands: the launch config, then the kernel's arguments; make_op names it
     elif name == "nvvm.shfl.sync":
         sp.kind = Kind.SHUFFLE
         sp.attrs["shuffled"] = 1  # operands: mask, value, offset, clamp
@@ -361,6 +361,9 @@ def make_op(
     text: str,
     block: int,
 ) -> ir.Op:
+    attrs = dict(spec.attrs)
+    if spec.kind is Kind.LAUNCH:
+        attrs["kernel"] = launched_kernel(text)
     return ir.Op(
         id=op_id,
         kind=spec.kind,
@@ -371,7 +374,7 @@ def make_op(
         src_width=spec.src_width,
         signed=spec.signed,
         flags=spec.flags,
-        attrs=dict(spec.attrs),
+        attrs=attrs,
         addr=spec.addr,
         space=spec.space,
         loc=loc,

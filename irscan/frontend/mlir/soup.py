@@ -52,7 +52,14 @@ def soup_rtypes(name: str, body: str, nres: int) -> tuple[str, ...] | None:
 
 
 _ASM_RE = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
-_LAUNCHED_RE = re.compile(r"@(?:[\w$.]+::)?@([\w$.]+)\s*<")
+_LAUNCHED_RE = re.compile(r"cuda\.launch_ex\s+@(?:[\w$.]+::@)?([\w$.]+)")
+
+
+def launched_kernel(text: str) -> str | None:
+    """The kernel symbol of a ``cuda.launch_ex @kernels::@kernel<%cfg> (args...)``.  Read from each op's
+    own text, never from a spec: specs of rule-less ops are shared by every op of one type tail."""
+    m = _LAUNCHED_RE.search(text)
+    return m.group(1) if m else None
 
 
 def soup_info(name: str, raw_body: str) -> dict[str, Any]:
@@ -63,10 +70,6 @@ def soup_info(name: str, raw_body: str) -> dict[str, Any]:
         if m:
             callee = m.group(0)[1:]
             info["callee"] = callee[1:-1] if callee.startswith('"') else callee
-    elif name == "cuda.launch_ex":  # @kernels::@kernel<%cfg> (args...): the launched kernel's symbol
-        m = _LAUNCHED_RE.search(raw_body)
-        if m:
-            info["kernel"] = m.group(1)
     elif name in ("llvm.inline_asm", "llvm.call_intrinsic"):
         m = _ASM_RE.search(raw_body)
         if m:
