@@ -48,7 +48,12 @@ def soup_rtypes(name: str, body: str, nres: int) -> tuple[str, ...] | None:
     outs = maybe_outs if maybe_outs is not None else (ins[-nres:] if len(ins) >= nres else [])
     if len(outs) < nres:
         return None
-    return tuple(canonical_type_text(t) for t in outs[:nres])
+    return tuple(canonical_type_text(_TYPE_THEN_OPERAND.sub(r"\1", t)) for t in outs[:nres])
+
+
+#: a custom format that prints a type operand after the result type: `: i16(f8E4M3FN)`
+#: (nvvm.convert.f32x2.to.f8x2); the result is the integer type, the parenthesised one is an attribute
+_TYPE_THEN_OPERAND = re.compile(r"^(i\d+)\([\w.]+\)$")
 
 
 _ASM_RE = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
