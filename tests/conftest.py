@@ -9,6 +9,15 @@ from types import SimpleNamespace
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+# irscan's caches (grammar tables, parsed op templates, captures of cached audits) start empty in every
+# test session, so a run on a machine that already ran irscan tests what a fresh machine would; child
+# processes inherit it (clean_env keeps XDG_CACHE_HOME).
+if "IRSCAN_TEST_KEEP_CACHE" not in os.environ:
+    import tempfile
+
+    os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="irscan-test-cache-")
+    os.environ.pop("IRSCAN_CACHE_DIR", None)
 #: what the session capture compiles, in order (names of kernels.COMPILES); a direct @cute.jit call follows
 SESSION_COMPILES = ("copy", "two", "smem", "copy")
 
