@@ -111,9 +111,10 @@ def scan_module(module: Module, meta: dict[str, Any] | None = None) -> ScanResul
         gr = dataflow.build(module, fn, reaching)
         rg = Ranges(gr, Facts.of(fn.attrs, km.get("launch"), grids.get(fn.name, ())), km.get("args", []))
         ctx = checks.Context(fn.name, module.path, km.get("file"), km.get("line"))
-        found = checks.run(gr, rg, ctx)
+        pts = checks.points(gr)
+        found = checks.run(gr, rg, ctx, pts)
         res.findings += found
-        res.accesses += access_records(gr, rg, ctx, km.get("args", []))
+        res.accesses += access_records(gr, rg, ctx, km.get("args", []), pts)
         opaque_atoms = sorted({a.name for a in rg.atoms.values() if a.opaque})
         res.kernels.append(
             {"kernel": fn.name, "ir": module.ir, "file": module.path, "ops": sum(len(b.ops) for b in fn.blocks),

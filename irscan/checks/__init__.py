@@ -6,6 +6,6 @@ from __future__ import annotations
 
 from irscan.checks.base import Check
 from irscan.checks.registry import CHECKS, get
-from irscan.checks.runner import Context, run
+from irscan.checks.runner import Context, points, run
 
-__all__ = ["CHECKS", "Check", "Context", "get", "run"]
+__all__ = ["CHECKS", "Check", "Context", "get", "points", "run"]

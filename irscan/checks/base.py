@@ -148,7 +148,7 @@ SMALL_SPACES = frozenset(
 )
 
 
-def _small_window(gr: Graph, sink: int) -> bool:
+def small_window(gr: Graph, sink: int) -> bool:
     """The access goes to shared or local memory: its own space, or the root of its address
     (an ``llvm.alloca``, or a cast from a shared pointer) says so."""
     op = gr.op(sink)
@@ -186,7 +186,7 @@ def sinks_of(gr: Graph, start: int, limit: int = 4000) -> list[int]:
         for u, slot in gr.users(n):
             uop = gr.op(u)
             if uop.kind in MEMORY_KINDS:
-                if u not in found and ((uop.addr == slot and not _small_window(gr, u)) or _other_address(uop, slot)):
+                if u not in found and ((uop.addr == slot and not small_window(gr, u)) or _other_address(uop, slot)):
                     found.append(u)
                 continue
             if uop.kind in ADDRESS_FLOW and (uop.kind is Kind.GEP or uop.width >= 64 or uop.width == 0):
@@ -221,15 +221,21 @@ def op_limit(op: Op, widening_signed: bool) -> Interval:
     return I32_UNSIGNED
 
 
-def evaluate(gr: Graph, rg: Ranges, w: Widening) -> Candidate | None:
-    sinks = sinks_of(gr, w.sink_from if w.sink_from is not None else w.node)
+def point_sinks(gr: Graph, w: Widening) -> list[int]:
+    """The accesses widening point ``w`` feeds the address of."""
+    return sinks_of(gr, w.sink_from if w.sink_from is not None else w.node)
+
+
+def evaluate(gr: Graph, rg: Ranges, w: Widening, sinks: list[int] | None = None) -> Candidate | None:
+    """``sinks``: ``point_sinks(gr, w)`` where the caller has it already."""
+    sinks = point_sinks(gr, w) if sinks is None else sinks
     if not sinks:
         return None
     value = rg.operand(w.node, w.slot)
     limit = I32_SIGNED if w.signed else I32_UNSIGNED
-    if not _leaves(rg.interval(value), limit):
+    if not leaves(rg.interval(value), limit):
         return None
-    must = _leaves(rg.interval(value, least_harm=True), limit)
+    must = leaves(rg.interval(value, least_harm=True), limit)
     sl = narrow_slice(gr, w.node, w.slot)
     culprit, narrowing = None, False
     if w.sink_from is not None:  # the idiom itself is the narrowing
@@ -241,20 +247,20 @@ def evaluate(gr: Graph, rg: Ranges, w: Widening) -> Candidate | None:
             break
         if op.kind is Kind.TRUNC and op.operands:
             iv = rg.interval(rg.operand(d, 0))
-            if _leaves(iv, limit):
+            if leaves(iv, limit):
                 culprit, narrowing = d, True
                 break
         elif op.kind in NARROW_ARITH - {Kind.MOV, Kind.PHI, Kind.SELECT} and op.width and op.width <= 32:
             iv = rg.interval(rg.value(d))
             lim = op_limit(op, w.signed)
-            if _leaves(iv, lim):
+            if leaves(iv, lim):
                 culprit = d
                 break
     scaled = any(not rg.atoms[k].fixed and (abs(c) >= 2 or rg.atoms[k].scaled) for k, c in value.terms)
     return Candidate(w, value, limit, sinks, sl, culprit, narrowing, must, scaled)
 
 
-def _leaves(iv: Interval, limit: Interval) -> bool:
+def leaves(iv: Interval, limit: Interval) -> bool:
     """Above the top of the range, or (signed ranges only) below its bottom.
 
     Negative ideal values under a zero-extension are not counted: they come from subtracting free

@@ -67,7 +67,7 @@ def _line_text(file: str, line: int) -> str:
         return ""
 
 
-def _source(op: Op | None, ctx: Context) -> tuple[str | None, int | None, int | None, str | None, str]:
+def source_of(op: Op | None, ctx: Context) -> tuple[str | None, int | None, int | None, str | None, str]:
     if op is not None and op.loc is not None:
         text = _line_text(op.loc.file, op.loc.line) or op.loc.name
         return op.loc.file, op.loc.line, op.loc.col, text, "statement"
@@ -109,7 +109,7 @@ def explain(gr: Graph, rg: Ranges, c: Candidate, check: Check, ctx: Context) -> 
     wop = gr.op(w.node)
     culprit = gr.op(c.culprit) if c.culprit is not None else None
     where = _statement_op(gr, c, culprit)
-    file, line, col, source, precision = _source(where, ctx)
+    file, line, col, source, precision = source_of(where, ctx)
     where = where or culprit or wop
     origin = None
     if (
@@ -122,7 +122,7 @@ def explain(gr: Graph, rg: Ranges, c: Candidate, check: Check, ctx: Context) -> 
         )
         != (file, line)
     ):
-        ofile, oline, _, osrc, _ = _source(culprit, ctx)
+        ofile, oline, _, osrc, _ = source_of(culprit, ctx)
         origin = {"file": ofile, "line": oline, "source": osrc}
 
     th = threshold(rg, c.value, c.limit)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from irscan.analysis.dataflow import Graph
 from irscan.analysis.ranges import Ranges
-from irscan.checks.base import evaluate, widening_points
+from irscan.checks.base import Widening, evaluate, point_sinks, widening_points
 from irscan.checks.explain import explain
 from irscan.checks.registry import CHECKS
 from irscan.findings import Finding, fold
@@ -21,10 +21,17 @@ class Context:
     kernel_line: int | None = None
 
 
-def run(gr: Graph, rg: Ranges, ctx: Context) -> list[Finding]:
+def points(gr: Graph) -> list[tuple[Widening, list[int]]]:
+    """Every widening point of the function with the accesses it feeds: computed once per function
+    for the checks and the access records (irscan/diff/accesses.py)."""
+    return [(w, point_sinks(gr, w)) for w in widening_points(gr)]
+
+
+def run(gr: Graph, rg: Ranges, ctx: Context, pts: list[tuple[Widening, list[int]]] | None = None) -> list[Finding]:
+    """``pts``: ``points(gr)`` where the caller has it already."""
     out: list[Finding] = []
-    for w in widening_points(gr):
-        c = evaluate(gr, rg, w)
+    for w, sinks in points(gr) if pts is None else pts:
+        c = evaluate(gr, rg, w, sinks)
         if c is None:
             continue
         check = next((ch for ch in CHECKS if ch.claims(gr, c)), None)

@@ -28,17 +28,9 @@ from typing import Any
 from irscan.analysis.dataflow import Graph
 from irscan.analysis.intervals import Affine
 from irscan.analysis.ranges import Facts, Ranges
-from irscan.checks.base import (
-    I32_SIGNED,
-    I32_UNSIGNED,
-    _leaves,
-    _small_window,
-    narrow_slice,
-    sinks_of,
-    widening_points,
-)
-from irscan.checks.explain import _source
-from irscan.checks.runner import Context
+from irscan.checks.base import I32_SIGNED, I32_UNSIGNED, Widening, leaves, narrow_slice, small_window
+from irscan.checks.explain import source_of
+from irscan.checks.runner import Context, points
 from irscan.findings import canonical_expression, kernel_key, portable_path
 from irscan.ir import MEMORY_KINDS, Kind
 
@@ -80,7 +72,7 @@ def _bare(rg: Ranges, a: Affine) -> bool:
     return len(a.terms) == 1 and a.terms[0][1] == 1 and a.const == 0 and not rg.atoms[a.terms[0][0]].scaled
 
 
-def _narrow_parts(gr: Graph, rg: Ranges, open_rg: Ranges, ws: list[Any]) -> list[dict[str, Any]]:
+def _narrow_parts(gr: Graph, rg: Ranges, open_rg: Ranges, ws: list[Widening]) -> list[dict[str, Any]]:
     """The 32-bit index arithmetic among the widening points ``ws`` of one access."""
     out = []
     for w in ws:
@@ -90,7 +82,7 @@ def _narrow_parts(gr: Graph, rg: Ranges, open_rg: Ranges, ws: list[Any]) -> list
         truncates = w.sink_from is not None or any(gr.op(d).kind is Kind.TRUNC for d in sl)
         if not truncates and _bare(rg, value):
             continue
-        if not _leaves(open_rg.interval(open_rg.operand(w.node, w.slot)), limit):
+        if not leaves(open_rg.interval(open_rg.operand(w.node, w.slot)), limit):
             continue  # bounded for every launch: thread-local offsets, constants
         out.append(
             {
@@ -137,20 +129,27 @@ def access_key(rec: dict[str, Any]) -> str:
     return hashlib.sha1(json.dumps(key).encode()).hexdigest()[:12]
 
 
-def records(gr: Graph, rg: Ranges, ctx: Context, meta_args: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One record per global-memory access of the function and distinct key, in IR order (module doc)."""
-    by_sink: dict[int, list[Any]] = {}
-    for w in widening_points(gr):
-        for s in sinks_of(gr, w.sink_from if w.sink_from is not None else w.node):
+def records(
+    gr: Graph,
+    rg: Ranges,
+    ctx: Context,
+    meta_args: list[dict[str, Any]],
+    pts: list[tuple[Widening, list[int]]] | None = None,
+) -> list[dict[str, Any]]:
+    """One record per global-memory access of the function and distinct key, in IR order (module doc).
+    ``pts``: checks.runner.points(gr), which the checks' run has computed already."""
+    by_sink: dict[int, list[Widening]] = {}
+    for w, sinks in points(gr) if pts is None else pts:
+        for s in sinks:
             by_sink.setdefault(s, []).append(w)
     open_rg = Ranges(gr, Facts(), meta_args)
     out: dict[str, dict[str, Any]] = {}
     accesses = [n for n in gr.nodes() if gr.op(n).kind in MEMORY_KINDS and gr.op(n).addr is not None]
     for n in sorted(accesses, key=lambda x: (gr.op(x).line, x)):
         op = gr.op(n)
-        if _small_window(gr, n):
+        if small_window(gr, n):
             continue
-        file, line, col, source, precision = _source(_located(gr, n), ctx)
+        file, line, col, source, precision = source_of(_located(gr, n), ctx)
         narrow = _narrow_parts(gr, rg, open_rg, by_sink.get(n, []))
         rec: dict[str, Any] = {
             "kernel": gr.fn.name,
