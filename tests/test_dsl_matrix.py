@@ -24,7 +24,6 @@ widened, and 4.4.2 -> 4.5.0 (4.4.2 offers only the PTX cut) the same regression 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -33,10 +32,11 @@ from typing import Any
 import pytest
 from conftest import clean_env
 
+from irscan.bugreport.matrix import venv  # the same cached venvs as ``irscan bugreport --matrix``
+
 pytestmark = pytest.mark.matrix
 
 ROOT = Path(__file__).resolve().parent.parent
-CACHE = Path(os.environ.get("IRSCAN_MATRIX_CACHE", Path.home() / ".cache" / "irscan-matrix"))
 #: the newest patch of each supported minor release, and the cuts each offers (measured)
 RELEASES = {"4.3.5": ("ptx",), "4.4.2": ("ptx",), "4.5.3": ("ptx",), "4.6.3": ("mlir", "ptx"),
             "4.7.1": ("mlir", "ptx"), "4.8.1": ("mlir", "ptx")}  # fmt: skip
@@ -44,21 +44,6 @@ RELEASES = {"4.3.5": ("ptx",), "4.4.2": ("ptx",), "4.5.3": ("ptx",), "4.6.3": ("
 JIT_NEEDS_DRIVER = {"4.3.5", "4.4.2"}
 SMALL = ROOT / "corpus" / "programs" / "flat_offset_trunc_3208.py"
 DOMAIN_OFFSET = ROOT / "corpus" / "programs" / "domain_offset_3208.py"
-
-
-def venv(release: str, flavour: str = "") -> Path:
-    """The cached venv's python for ``nvidia-cutlass-dsl[flavour]==release`` (made on first use)."""
-    d = CACHE / (f"{release}-{flavour}" if flavour else release)
-    py = d / "bin" / "python"
-    if (
-        py.exists()
-        and subprocess.run([py, "-c", "import cutlass, lark, networkx"], capture_output=True).returncode == 0
-    ):
-        return py
-    subprocess.run([sys.executable, "-m", "venv", d], check=True)
-    spec = f"nvidia-cutlass-dsl[{flavour}]=={release}" if flavour else f"nvidia-cutlass-dsl=={release}"
-    subprocess.run([py, "-m", "pip", "install", "-q", spec, "lark", "networkx"], check=True, timeout=1800)
-    return py
 
 
 def audit(py: Path, program: Path, out: Path) -> tuple[int, dict[str, Any], str]:

@@ -29,22 +29,20 @@ def add_parser(sub: Any) -> None:
 def cmd_report(args: argparse.Namespace) -> int:
     from irscan.bugreport.collect import group, load_findings
     from irscan.bugreport.write import write_report
+    from irscan.cli import _usage_error
 
     *ids, source = args.items
     if not Path(source).exists():
-        print(f"irscan: error: {source}: no such capture folder, IR file or report", file=sys.stderr)
-        return 2
+        return _usage_error(f"{source}: no such capture folder, IR file or report")
     causes = group(load_findings(Path(source)))
     known = {f["id"]: rc for rc in causes for f in rc.findings}
-    if not ids and not args.all:
-        print("irscan: error: name finding ids or give --all", file=sys.stderr)
-        ids = []
     unknown = [i for i in ids if i not in known]
-    if unknown or (not ids and not args.all):
-        if unknown:
-            print(f"irscan: error: no finding {', '.join(unknown)} in {source}", file=sys.stderr)
+    if unknown or not (ids or args.all):
+        code = _usage_error(
+            f"no finding {', '.join(unknown)} in {source}" if unknown else "name finding ids or give --all"
+        )
         print("  the findings there: " + (", ".join(sorted(known)) or "none"), file=sys.stderr)
-        return 2
+        return code
     chosen = causes if args.all else list({id(known[i]): known[i] for i in ids}.values())
     failed = 0
     after = None

@@ -1,8 +1,8 @@
 """The version matrix of a repro script: ``irscan audit`` of it under each CuTe DSL release, each in
 its own cached venv, and ``--bisect GOOD BAD`` for the first affected release.
 
-The venvs are the ones tests/test_dsl_matrix.py makes (same layout: ``~/.cache/irscan-matrix/<release>``
-or ``<release>-<flavour>``, ``IRSCAN_MATRIX_CACHE`` moves it), so either one reuses the other's.  irscan
+:func:`venv` makes the venvs tests/test_dsl_matrix.py uses too (``~/.cache/irscan-matrix/<release>`` or
+``<release>-<flavour>``, ``IRSCAN_MATRIX_CACHE`` moves it), so either one reuses the other's.  irscan
 runs in each venv from this checkout (PYTHONPATH), the DSL from the venv.  A release is affected when
 the audit reports a finding of the same kernel and check (in whichever IR that release lets irscan
 capture), not affected when it captured the kernel without one, and "does not compile" when nothing
