@@ -16,12 +16,13 @@ host code: the grids of the MLIR of the same capture reach it through meta.json'
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from irscan.analysis import dataflow
 from irscan.analysis.params import tensor_fields
-from irscan.ir import Function, Kind, Module
+from irscan.ir import Function, Kind, Module, Op
 
 #: the launch config's layout (grid, block, then smem bytes, stream, attributes, count): a type
 CONFIG_STRUCT = "!llvm.struct<(array<3 x i32>, array<3 x i32>,"
@@ -45,6 +46,68 @@ class GridDim:
     @staticmethod
     def of_json(x: Any) -> GridDim:
         return GridDim(int(x[0]), int(x[1]), tuple(int(p) for p in x[2]), int(x[3]))
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigStore:
+    """A store of ``value`` into ``grid[axis]`` (part 0) or ``block[axis]`` (part 1) of the launch config
+    struct whose address is ``base`` (the GEP's base operand: the config alloca, or several on a join)."""
+
+    store: int
+    base: tuple[int, ...]
+    part: int
+    axis: int
+    value: int
+
+
+def config_stores(gr: dataflow.Graph, ops: Iterable[Op] | None = None) -> list[ConfigStore]:
+    """The grid/block field stores among ``ops`` (default: the whole function), in order.  Shared with
+    the launch guard (irscan/guarding/host.py), which reads the block too."""
+    out = []
+    for op in gr.fn.ops() if ops is None else ops:
+        if op.kind is not Kind.STORE or op.addr not in (0, 1):
+            continue
+        addr = gr.defs(op.id, op.addr)
+        g = gr.op(addr[0]) if len(addr) == 1 else None
+        if g is None or g.kind is not Kind.GEP or not str(g.attrs.get("elem_type", "")).startswith(CONFIG_STRUCT):
+            continue
+        idx = [i[1] for i in g.attrs.get("indices", ()) if isinstance(i, tuple) and i[0] == "const"]
+        val = gr.defs(op.id, 1 - op.addr)
+        if len(idx) == 3 and idx[0] == 0 and idx[1] in (0, 1) and 0 <= idx[2] < 3 and len(val) == 1:
+            out.append(ConfigStore(op.id, tuple(gr.defs(g.id, 0)), idx[1], idx[2], val[0]))
+    return out
+
+
+def config_alloca(gr: dataflow.Graph, handle: int) -> int | None:
+    """The alloca of the config struct behind a launch's config operand ``handle``: a cast of a
+    one-pointer array whose element the host stores the struct's address into."""
+    seen: set[int] = set()
+    todo = [handle]
+    while todo:
+        x = todo.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        op = gr.op(x)
+        if op.kind is Kind.CAST:
+            todo += gr.defs(x, 0)
+            continue
+        for u, slot in gr.users(x):  # the pointer array: store S, gep(A)[0, 0]
+            if gr.op(u).kind is Kind.GEP:
+                for st, sslot in gr.users(u):
+                    sop = gr.op(st)
+                    if sop.kind is Kind.STORE and sslot == sop.addr and slot == 0:
+                        vals = gr.defs(st, 1 - (sop.addr or 0)) if sop.addr in (0, 1) else []
+                        if len(vals) == 1:
+                            return vals[0]
+    return None
+
+
+def launch_operands(gr: dataflow.Graph, op: Op) -> list[int | None]:
+    """The op (or parameter node) defining each operand of a launch: the config, then the kernel
+    arguments.  The dataflow graph does not link an op of no integer result such as the launch."""
+    where = {r: o.id for o in gr.fn.ops() for r in o.results} | gr.params
+    return [where.get(v) if isinstance(v, str) else None for v in op.operands]
 
 
 def module_grids(module: Module, meta: dict[str, Any] | None) -> dict[str, tuple[GridDim, ...]]:
@@ -73,13 +136,12 @@ def _host_launches(module: Module, fn: Function, kernels: list[Function]) -> lis
     grid = _config_grid(gr)
     if grid is None:
         return []
-    where = {r: op.id for op in fn.ops() for r in op.results} | gr.params
     out = []
     for op in fn.ops():
         ker = _launched(op, kernels)
         if ker is None:
             continue
-        args = [where.get(v) if isinstance(v, str) else None for v in op.operands[1:]]
+        args = launch_operands(gr, op)[1:]
         dims = []
         for axis, node in enumerate(grid):
             ct = _ceil_div(gr, node)
@@ -108,19 +170,11 @@ def _launched(op: Any, kernels: list[Function]) -> Function | None:
 def _config_grid(gr: dataflow.Graph) -> list[int] | None:
     """The ops whose values the entry block stores into grid[0..2] of the one launch config."""
     found: dict[int, int] = {}
-    bases = set()
-    for op in gr.fn.blocks[0].ops:
-        if op.kind is not Kind.STORE or op.addr is None:
-            continue
-        addr = gr.defs(op.id, op.addr)
-        g = gr.op(addr[0]) if len(addr) == 1 else None
-        if g is None or g.kind is not Kind.GEP or not str(g.attrs.get("elem_type", "")).startswith(CONFIG_STRUCT):
-            continue
-        idx = [i[1] for i in g.attrs.get("indices", ()) if isinstance(i, tuple) and i[0] == "const"]
-        val = gr.defs(op.id, 1 - op.addr)
-        if len(idx) == 3 and idx[:2] == [0, 0] and 0 <= idx[2] < 3 and len(val) == 1:
-            found[idx[2]] = val[0]
-            bases.update(gr.defs(g.id, 0))
+    bases: set[int] = set()
+    for cs in config_stores(gr, gr.fn.blocks[0].ops):
+        if cs.part == 0:
+            found[cs.axis] = cs.value
+            bases.update(cs.base)
     if len(bases) != 1 or sorted(found) != [0, 1, 2]:
         return None  # several launch configs (or none): which grid goes with which launch is not seen
     return [found[0], found[1], found[2]]

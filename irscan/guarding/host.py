@@ -11,8 +11,8 @@ the arguments on whichever path reaches the store), the grid is that program eva
 call's arguments; a load, a call or a block argument (a loop, a join) behind it, or a field stored
 twice, makes the grid not derivable here (``reason`` says so).
 
-The front end names the launch (``Kind.LAUNCH``, ``attrs["kernel"]``); the config struct's layout is the
-DSL's, kept once in :mod:`irscan.analysis.hostgrid`.
+The front end names the launch (``Kind.LAUNCH``, ``attrs["kernel"]``); the walk to the config struct
+and its field stores is :mod:`irscan.analysis.hostgrid`'s (the grid facts use it too).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from irscan.analysis.dataflow import Graph
-from irscan.analysis.hostgrid import CONFIG_STRUCT
+from irscan.analysis.hostgrid import config_alloca, config_stores, launch_operands
 from irscan.ir import Kind
 
 #: host ops a straight-line grid computation may use
@@ -61,14 +61,12 @@ def launches(gr: Graph) -> list[HostLaunch]:
 
 def _launch(gr: Graph, n: int, kernel: str) -> HostLaunch:
     hl = HostLaunch(kernel, gr)
-    # the dataflow graph does not link an op of no integer result (the launch): resolve its operands here
-    where = {r: op.id for op in gr.fn.ops() for r in op.results} | gr.params
-    ops = [where.get(v) if isinstance(v, str) else None for v in gr.op(n).operands]
+    ops = launch_operands(gr, gr.op(n))
     hl.operands = ops[1:]
     for d in ops[1:]:
         dop = gr.op(d) if d is not None else None
         hl.params.append(int(dop.attrs["param"]) if dop is not None and dop.kind is Kind.ARG else None)
-    cfg = _config_struct(gr, ops[0]) if ops and ops[0] is not None else None
+    cfg = config_alloca(gr, ops[0]) if ops and ops[0] is not None else None
     if cfg is None:
         hl.reason = "the launch config is not the host function's own alloca"
         return hl
@@ -86,53 +84,17 @@ def _launch(gr: Graph, n: int, kernel: str) -> HostLaunch:
     return hl
 
 
-def _config_struct(gr: Graph, handle: int) -> int | None:
-    """The alloca of the config struct: the launch's config operand is a cast of a one-pointer array
-    whose element the host stores the struct's address into."""
-    seen: set[int] = set()
-    todo = [handle]
-    while todo:
-        x = todo.pop()
-        if x in seen:
-            continue
-        seen.add(x)
-        op = gr.op(x)
-        if op.kind is Kind.CAST:
-            todo += gr.defs(x, 0)
-            continue
-        for u, slot in gr.users(x):  # the pointer array: store S, gep(A)[0, 0]
-            if gr.op(u).kind is Kind.GEP:
-                for st, sslot in gr.users(u):
-                    sop = gr.op(st)
-                    if sop.kind is Kind.STORE and sslot == sop.addr and slot == 0:
-                        vals = gr.defs(st, 1 - (sop.addr or 0)) if sop.addr in (0, 1) else []
-                        if len(vals) == 1:
-                            return vals[0]
-    return None
-
-
 def _config_stores(gr: Graph, cfg: int) -> dict[tuple[int, int], int]:
     """(part, axis) -> the op whose value is stored there; a field stored twice is left out."""
     out: dict[tuple[int, int], int] = {}
     twice: set[tuple[int, int]] = set()
-    for op in gr.fn.ops():
-        if op.kind is not Kind.STORE or op.addr not in (0, 1):
+    for cs in config_stores(gr):
+        if cs.base != (cfg,):
             continue
-        addr = gr.defs(op.id, op.addr)
-        if len(addr) != 1:
-            continue
-        g = gr.op(addr[0])
-        if g.kind is not Kind.GEP or gr.defs(g.id, 0) != [cfg]:
-            continue
-        if not str(g.attrs.get("elem_type", "")).startswith(CONFIG_STRUCT):
-            continue
-        idx = [i[1] for i in g.attrs.get("indices", ()) if isinstance(i, tuple) and i[0] == "const"]
-        val = gr.defs(op.id, 1 - op.addr)
-        if len(idx) == 3 and idx[0] == 0 and idx[1] in (0, 1) and 0 <= idx[2] < 3 and len(val) == 1:
-            key = (idx[1], idx[2])
-            if key in out:
-                twice.add(key)
-            out[key] = val[0]
+        key = (cs.part, cs.axis)
+        if key in out:
+            twice.add(key)
+        out[key] = cs.value
     return {k: v for k, v in out.items() if k not in twice}
 
 
