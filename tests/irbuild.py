@@ -1,4 +1,5 @@
-"""A tiny builder of ir.py modules for unit tests of the analysis floors (graph, ranges, checks).
+"""Tiny builders for unit tests: ir.py modules for the analysis floors (graph, ranges, checks), hand-written
+PTX kernels and hand-made findings.
 
 Real captures drive the end-to-end tests; these hand-made functions pin down one rule each.
 """
@@ -7,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from irscan.findings import Finding
+from irscan.frontend import ptx
 from irscan.frontend.mlir.grammar import parse_type
 from irscan.frontend.mlir.types import shape_of
 from irscan.ir import Block, Function, Kind, Module, Op, Param, Successor
@@ -54,3 +57,25 @@ class FnBuilder:
     def branch(self, *succs: tuple[str, tuple[str, ...]], cond: str | None = None) -> None:
         self.op(Kind.BRANCH, *(x for x in [cond] if x), result=False, width=0)
         self.fn.blocks[-1].succs = [Successor(label, ops) for label, ops in succs]
+
+
+def ptx_kernel(body: str, rd: int = 10) -> Function:
+    """The one kernel of a hand-written PTX snippet: ``body`` after a fixed header declaring
+    ``%p<4>``, ``%r<10>`` and ``%rd<rd>``, parsed by the PTX front end."""
+    head = (
+        ".version 8.5\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 k_p)\n{\n"
+        f".reg .pred %p<4>;\n.reg .b32 %r<10>;\n.reg .b64 %rd<{rd}>;\n"
+    )
+    return ptx.parse_module(head + body + "\n}\n", "t.ptx").functions[0]
+
+
+def finding(**kw: Any) -> Finding:
+    """A finding made by hand: an MLIR load in a copy kernel, ``kw`` replacing any field."""
+    base: dict[str, Any] = dict(
+        kernel="kernel_cutlass_copy_kernel_tensorptrf32gmemalign16o1000_0", ir="mlir", check="narrow-widened-late",
+        severity="may", file="/home/me/prog/k.py", line=31, col=20, source=None, source_precision="statement",
+        message="", sink={"kind": "load"}, sinks=[{"kind": "load"}], chain=[], wraps_when=None, witness=None,
+        undefined_behaviour=False, fix="", ir_file="cap/module.mlir", ir_line=22, expression="100000*ctaid.x",
+    )  # fmt: skip
+    base.update(kw)
+    return Finding(**base)

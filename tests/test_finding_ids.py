@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from irbuild import finding as _finding
 
 from irscan.findings import Finding, assign_ids, canonical_expression, kernel_key, portable_path
 from irscan.pipeline import ir_files, scan_capture, scan_paths
@@ -182,17 +183,6 @@ def test_the_same_capture_twice_folds_into_one_finding_per_access_and_twins_stay
         assert len(f.modules) == 2 and f.occurrences == 2 * next(g.occurrences for g in one if g.id == f.id)
         twin = next(g for g in two if g.id == f.twin)
         assert Path(twin.ir_file).parent == Path(f.ir_file).parent
-
-
-def _finding(**kw: Any) -> Finding:
-    base: dict[str, Any] = dict(
-        kernel="kernel_cutlass_copy_kernel_tensorptrf32gmemalign16o1000_0", ir="mlir", check="narrow-widened-late",
-        severity="may", file="/home/me/prog/k.py", line=31, col=20, source=None, source_precision="statement",
-        message="", sink={"kind": "load"}, sinks=[{"kind": "load"}], chain=[], wraps_when=None, witness=None,
-        undefined_behaviour=False, fix="", ir_file="cap/module.mlir", ir_line=22, expression="100000*ctaid.x",
-    )  # fmt: skip
-    base.update(kw)
-    return Finding(**base)
 
 
 def test_id_ignores_what_the_compiler_renumbers_and_keeps_what_the_reader_names() -> None:

@@ -11,24 +11,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from irbuild import ptx_kernel
 
 from irscan.frontend import mlir, ptx
 from irscan.ir import AddressSpace, Kind, Op
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAD = """.version 8.5
-.target sm_90a
-.address_size 64
-.visible .entry k(.param .u64 k_p)
-{
-.reg .pred %p<4>;
-.reg .b32 %r<10>;
-.reg .b64 %rd<10>;
-"""
 
 
 def ptx_op(line: str) -> Op:
-    fn = ptx.parse_module(HEAD + line + "\n}\n", "t.ptx").functions[0]
+    fn = ptx_kernel(line)
     (op,) = [o for o in fn.ops() if o.text == line]
     return op
 

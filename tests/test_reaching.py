@@ -11,6 +11,7 @@ import random
 from pathlib import Path
 
 import pytest
+from irbuild import ptx_kernel
 
 from irscan.analysis.reaching import GUARD, cfg_successors, reaching_definitions
 from irscan.frontend import ptx
@@ -21,19 +22,9 @@ CORPUS_PTX = sorted(
     [*ROOT.glob("corpus/captures/**/module.ptx"), *ROOT.glob("corpus/thirdparty/**/module.ptx.xz")], key=str
 )
 
-HEAD = """.version 8.5
-.target sm_90a
-.address_size 64
-.visible .entry k(.param .u64 k_p)
-{
-.reg .pred %p<4>;
-.reg .b32 %r<10>;
-.reg .b64 %rd<4>;
-"""
-
 
 def fn_of(body: str) -> Function:
-    return ptx.parse_module(HEAD + body + "\n}\n", "t.ptx").functions[0]
+    return ptx_kernel(body, rd=4)
 
 
 def by_text(fn: Function) -> dict[str, int]:

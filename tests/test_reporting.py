@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from irbuild import FnBuilder
+from irbuild import finding as _finding
 
 from irscan import checks
 from irscan.analysis import dataflow
@@ -218,17 +219,6 @@ def test_suppressed_findings_are_listed_with_their_reason_and_shown_with_all() -
 
 
 # -- folding and twins, on findings made by hand --
-
-
-def _finding(**kw: Any) -> Finding:
-    base: dict[str, Any] = dict(
-        kernel="kernel_cutlass_copy_kernel_tensorptrf32gmemalign16o1000_0", ir="mlir", check="narrow-widened-late",
-        severity="may", file="/home/me/prog/k.py", line=31, col=20, source=None, source_precision="statement",
-        message="", sink={"kind": "load"}, sinks=[{"kind": "load"}], chain=[], wraps_when=None, witness=None,
-        undefined_behaviour=False, fix="", ir_file="cap/module.mlir", ir_line=22, expression="100000*ctaid.x",
-    )  # fmt: skip
-    base.update(kw)
-    return Finding(**base)
 
 
 def test_fold_keeps_one_finding_per_access_with_counts_and_modules() -> None:
