@@ -34,25 +34,22 @@ def regs(n: int) -> str:
     return f"{HEAD}\t.reg .b32 %q<{n}>;\n{body}\tret;\n}}\n"
 
 
-def regs_blocks(n: int, every: int = 10) -> str:
-    """``n`` registers, a guarded branch every ``every`` instructions, each reading another register."""
-    body = [f"\t.reg .b32 %q<{n}>;\n\t.reg .pred %p<2>;\n"]
+def regs_blocks(n: int, every: int = 10, loop: bool = False) -> str:
+    """``n`` registers, a guarded branch every ``every`` instructions, each reading another register;
+    with ``loop``, all inside one loop whose back edge joins every register's definitions."""
+    body = [f"\t.reg .b32 %q<{n}>;\n\t.reg .pred %p<2>;\n", "TOP:\n" if loop else ""]
     for i in range(n):
         if i % every == 0:
             body.append(f"\t@%p1 bra L{i};\nL{i}:\n")
         body.append(f"\tadd.s32 %q{i}, %q{(i * 7919) % n}, 1;\n")
+    if loop:
+        body.append("\t@%p1 bra TOP;\n")
     return HEAD + "".join(body) + "\tret;\n}\n"
 
 
 def loop_blocks(n: int, every: int = 10) -> str:
     """Like ``regs_blocks`` inside one loop whose back edge joins every register's definitions."""
-    body = [f"\t.reg .b32 %q<{n}>;\n\t.reg .pred %p<2>;\nTOP:\n"]
-    for i in range(n):
-        if i % every == 0:
-            body.append(f"\t@%p1 bra L{i};\nL{i}:\n")
-        body.append(f"\tadd.s32 %q{i}, %q{(i * 7919) % n}, 1;\n")
-    body.append("\t@%p1 bra TOP;\n")
-    return HEAD + "".join(body) + "\tret;\n}\n"
+    return regs_blocks(n, every, loop=True)
 
 
 def measure(fn: Function, run: Callable[[Function], object]) -> tuple[float, float]:
