@@ -142,8 +142,8 @@ def _patch_ptx(text: str, ir_file: Path, meta: dict[str, Any] | None, out: Path)
     from irscan.patching.ptx import rewrite
 
     rep = Report()
-    found = [f for f in scan_text(text, str(ir_file.with_suffix(".ptx")), meta) if f.ir == "ptx"]
     path = str(ir_file.with_suffix(".ptx"))
+    found = [f for f in scan_text(text, path, meta) if f.ir == "ptx"]
     new_text, patches, refused = rewrite(text, found, rules.rule_for)
     rep.not_patched += refused
     after = scan_text(new_text, path, meta)

@@ -81,11 +81,13 @@ def to_dot(chain: list[dict[str, Any]], title: str) -> str:
         f'digraph chain {{\n  label="{_esc(title)}"; labelloc=t; node [shape=box, style=filled, fontname="monospace"];'
     ]
     for n, data in g.nodes(data=True):
-        s = data["step"]
-        colour = "#fca5a5" if s.get("wraps") else _COLOURS.get(str(s.get("role")), "#ffffff")
-        out.append(f'  n{n} [label="{_esc(data["label"])}", fillcolor="{colour}"];')
+        out.append(f'  n{n} [label="{_esc(data["label"])}", fillcolor="{_colour(data["step"])}"];')
     out += [f"  n{a} -> n{b};" for a, b in g.edges]
     return "\n".join(out) + "\n}\n"
+
+
+def _colour(step: dict[str, Any]) -> str:
+    return "#fca5a5" if step.get("wraps") else _COLOURS.get(str(step.get("role")), "#ffffff")
 
 
 def _esc(s: str) -> str:
@@ -139,7 +141,7 @@ def _layered_svg(chain: list[dict[str, Any]], title: str) -> str:
         )
     for n, data in g.nodes(data=True):
         s, (x, y) = data["step"], pos[n]
-        colour = "#fca5a5" if s.get("wraps") else _COLOURS.get(str(s.get("role")), "#ffffff")
+        colour = _colour(s)
         stroke = ' stroke-width="3"' if s.get("wraps") else ""
         out.append(
             f'<g><title>{html.escape(str(s.get("text", "")))}</title><rect x="{x:.0f}" y="{y:.0f}" '
