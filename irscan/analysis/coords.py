@@ -63,8 +63,8 @@ class Coordinates:
                 return None
             u, slot = users[0]
             uop = gr.op(u)
-            other = self._other_const(u, slot)
-            if uop.kind in (Kind.SHL, Kind.MUL) and not scaled and other is not None and slot == 0:
+            other = gr.const_operand(u, 1) if uop.kind in (Kind.SHL, Kind.MUL) and slot == 0 else None
+            if other is not None and not scaled:
                 scale, scaled = (1 << other) if uop.kind is Kind.SHL else other, True
             elif (uop.kind is Kind.MAD and slot == 2) or (uop.kind is Kind.ADD and not scaled):
                 pass  # another mode's 64-bit offset added, still in elements
@@ -75,17 +75,6 @@ class Coordinates:
                 return None
             n = u
         return None
-
-    def _other_const(self, n: int, slot: int) -> int | None:
-        op = self.gr.op(n)
-        if len(op.operands) != 2:
-            return None
-        raw = op.operands[1 - slot]
-        if isinstance(raw, int):
-            return raw
-        d = self.gr.defs(n, 1 - slot)
-        v = self.gr.op(d[0]).attrs.get("value") if len(d) == 1 and self.gr.op(d[0]).kind is Kind.CONST else None
-        return v if isinstance(v, int) else None
 
     def _tensor_root(self, defs: list[int]) -> int | None:
         """The kernel parameter whose pointer field this address starts from (through GEPs, casts,
