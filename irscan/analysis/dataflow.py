@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from irscan.ir import Function, Kind, Module, Op, Operand
+from irscan.ir import Function, Kind, Module, Op, Operand, ParamField
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -49,6 +49,61 @@ class Graph:
 
     def defs(self, n: int, slot: int) -> list[int]:
         return self._defs.get(n, {}).get(slot, [])
+
+    def address_base(self, sink: int, limit: int = 64, through_adds: bool = True) -> int | None:
+        """The parameter read (an ARG or EXTRACT op) the address of memory op ``sink`` starts from,
+        following bases (GEP, cast, copy, and with ``through_adds`` PTX's ``base + offset``), never
+        indices; None when the address starts anywhere else.  An address is a short chain: past
+        ``limit`` ops it has no base."""
+        op = self.op(sink)
+        n, slot = sink, op.addr if op.addr is not None else 0
+        for _ in range(limit):
+            defs = self.defs(n, slot)
+            if len(defs) != 1:
+                return None
+            d = defs[0]
+            dop = self.op(d)
+            if dop.kind in (Kind.ARG, Kind.EXTRACT):
+                return d
+            if dop.kind in (Kind.GEP, Kind.CAST, Kind.MOV):
+                n, slot = d, 0
+            elif (
+                dop.kind is Kind.ADD and through_adds
+            ):  # PTX: base + offset; the base is the operand with a pointer root
+                s = next((s for s in (0, 1) if self._reads_a_parameter(d, s, limit)), None)
+                if s is None:
+                    return None
+                n, slot = d, s
+            else:
+                return None
+        return None
+
+    def pointer_param(self, n: int) -> int | None:
+        """The parameter whose pointer field op ``n`` reads: a PTX ``ld.param`` at offset 0, or MLIR's
+        ``extractvalue %argK[0]``."""
+        op = self.op(n)
+        pf = op.attrs.get("field")
+        if op.kind is Kind.ARG and isinstance(pf, ParamField):
+            return pf.param if pf.offset == 0 else None
+        if op.kind is Kind.EXTRACT and tuple(op.attrs.get("path", ())) == (0,):
+            root = self.defs(n, 0)
+            if len(root) == 1 and self.op(root[0]).kind is Kind.ARG:
+                return int(self.op(root[0]).attrs.get("param", -1))
+        return None
+
+    def _reads_a_parameter(self, n: int, slot: int, limit: int) -> bool:
+        """Operand ``slot`` of ``n`` comes from a parameter read through casts, copies and adds only."""
+        for _ in range(limit):
+            defs = self.defs(n, slot)
+            if len(defs) != 1:
+                return False
+            kind = self.op(defs[0]).kind
+            if kind in (Kind.ARG, Kind.EXTRACT):
+                return True
+            if kind not in (Kind.CAST, Kind.MOV, Kind.ADD, Kind.GEP):
+                return False
+            n, slot = defs[0], 0
+        return False
 
     def const_operand(self, n: int, slot: int) -> int | None:
         """Operand ``slot`` of ``n`` when it is an integer constant: an immediate (PTX) or the value of

@@ -290,25 +290,8 @@ def _static_stride_extent(rw: Rewriter, tensor: int, coef: int) -> Field | int |
 
 def accessed_tensor(gr: Graph, sink: int) -> int | None:
     """The kernel parameter whose pointer is the root of the access's address, if one is."""
-    op = gr.op(sink)
-    n, slot = sink, op.addr if op.addr is not None else 0
-    for _ in range(64):  # an address is a short GEP chain; a longer walk is not worth a name
-        defs = gr.defs(n, slot)
-        if len(defs) != 1:
-            return None
-        n, slot = defs[0], 0
-        d = gr.op(n)
-        pf = d.attrs.get("field")
-        if d.kind is Kind.ARG and isinstance(pf, ParamField):  # PTX: ld.param of the pointer field
-            return pf.param if pf.offset == 0 else None
-        if d.kind is Kind.EXTRACT and tuple(d.attrs.get("path", ())) == (0,):
-            root = gr.defs(n, 0)
-            if len(root) == 1 and gr.op(root[0]).kind is Kind.ARG:
-                return int(gr.op(root[0]).attrs.get("param", -1))
-            return None
-        if d.kind not in (Kind.GEP, Kind.CAST, Kind.MOV):
-            return None
-    return None
+    base = gr.address_base(sink, through_adds=False)  # the contracts name GEP-rooted addresses only
+    return None if base is None else gr.pointer_param(base)
 
 
 def launch_name(s: Sreg) -> str:

@@ -159,7 +159,7 @@ def _start_scale(gr: Graph, start: int) -> int | None:
     GEP's element size when the widening point is a GEP index (the index enters in elements)."""
     op = gr.op(start)
     if op.kind in (Kind.MULWIDE, Kind.MADWIDE):
-        consts = [c for c in (_const(gr, start, 0), _const(gr, start, 1)) if c is not None]
+        consts = [c for c in (gr.const_operand(start, 0), gr.const_operand(start, 1)) if c is not None]
         return abs(consts[0]) if consts else None
     if op.kind is Kind.GEP:
         return _gep_size(gr, start)
@@ -178,12 +178,12 @@ def _factor(gr: Graph, n: int, slot: int) -> int | None:
     if k is Kind.GEP:
         return 1 if slot == 0 else _gep_size(gr, n)
     if k is Kind.SHL and slot == 0:
-        s = _const(gr, n, 1)
+        s = gr.const_operand(n, 1)
         return 1 << s if s is not None and 0 <= s < 63 else None
     if k in (Kind.MUL, Kind.MULWIDE, Kind.MAD, Kind.MADWIDE):
         if slot == 2:
             return 1  # the addend of a mad
-        c = _const(gr, n, 1 - slot) if slot in (0, 1) else None
+        c = gr.const_operand(n, 1 - slot) if slot in (0, 1) else None
         return abs(c) if c else None
     return None
 
@@ -195,49 +195,11 @@ def _gep_size(gr: Graph, n: int) -> int | None:
     return int(size) if isinstance(size, int) and size > 0 and len(dyn) == 1 else None
 
 
-def _const(gr: Graph, n: int, slot: int) -> int | None:
-    return gr.const_operand(n, slot)
-
-
 def root_tensor(gr: Graph, rg: Ranges, sink: int) -> str | None:
     """``argK`` whose pointer field the address starts from (following bases, not indices)."""
-    op = gr.op(sink)
-    n, slot = sink, op.addr if op.addr is not None else 0
-    for _ in range(_PATH_LIMIT):
-        defs = gr.defs(n, slot)
-        if len(defs) != 1:
-            return None
-        d = defs[0]
-        dop = gr.op(d)
-        if dop.kind in (Kind.ARG, Kind.EXTRACT):
-            v = rg.value(d)
-            name = rg.atoms[v.terms[0][0]].name if len(v.terms) == 1 else ""
-            m = re.match(r"^(arg\d+)\.ptr$", name)
-            return m.group(1) if m else None
-        if dop.kind in (Kind.GEP, Kind.CAST, Kind.MOV):
-            n, slot = d, 0
-        elif dop.kind is Kind.ADD:  # PTX: base + offset; the base is the operand with a pointer root
-            for s in (0, 1):
-                if _pointer_root(gr, d, s):
-                    n, slot = d, s
-                    break
-            else:
-                return None
-        else:
-            return None
-    return None
-
-
-def _pointer_root(gr: Graph, n: int, slot: int) -> bool:
-    """The operand comes from a parameter read or a cast (cvta) without arithmetic in between."""
-    for _ in range(_PATH_LIMIT):
-        defs = gr.defs(n, slot)
-        if len(defs) != 1:
-            return False
-        dop = gr.op(defs[0])
-        if dop.kind in (Kind.ARG, Kind.EXTRACT):
-            return True
-        if dop.kind not in (Kind.CAST, Kind.MOV, Kind.ADD, Kind.GEP):
-            return False
-        n, slot = defs[0], 0
-    return False
+    base = gr.address_base(sink, _PATH_LIMIT)
+    if base is None:
+        return None
+    v = rg.value(base)  # a tensor's pointer field (``argK.ptr``); a bare pointer parameter is no tensor
+    m = re.match(r"^(arg\d+)\.ptr$", rg.atoms[v.terms[0][0]].name if len(v.terms) == 1 else "")
+    return m.group(1) if m else None
