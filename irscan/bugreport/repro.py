@@ -13,6 +13,7 @@ from typing import Any
 
 from irscan.bugreport.collect import RootCause, function_at
 from irscan.bugreport.reduce import Target
+from irscan.findings import kernel_key
 
 _DTYPES = {
     "bf16": "BFloat16", "f16": "Float16", "f32": "Float32", "f64": "Float64", "i8": "Int8", "i16": "Int16",
@@ -96,7 +97,7 @@ def _header(rc: RootCause, fn: str, how: str) -> str:
     w = f.get("wraps_when") or {}
     text = (
         f"Compile-only repro of irscan finding {rc.id} (written by `irscan report`): {f['check']} in "
-        f"`{fn}` -> `{kernel_key_of(f)}`, {w.get('text', '')}.\n\n{how}  No GPU needed:\n\n"
+        f"`{fn}` -> `{kernel_key(str(f['kernel']))}`, {w.get('text', '')}.\n\n{how}  No GPU needed:\n\n"
         f"    irscan audit -- python {rc.id}_repro.py\n"
     )
     return "".join(f"# {ln}".rstrip() + "\n" for ln in text.split("\n")[:-1]) + "\n"
@@ -167,12 +168,6 @@ def build(rc: RootCause) -> tuple[str, str]:
             raise
         how = f"{src_file.name} as it is: it compiles with fake tensors of its own ({exc})."
         return _header(rc, node.name, how) + text, f"The program itself, compile-only ({exc})."
-
-
-def kernel_key_of(f: dict[str, Any]) -> str:
-    from irscan.findings import kernel_key
-
-    return kernel_key(str(f["kernel"]))
 
 
 def check(script: Path, target: Target, python: Path | None = None) -> tuple[bool, str]:
