@@ -127,19 +127,15 @@ def widening_points(gr: Graph) -> list[Widening]:
             for slot in (0, 1):
                 if slot < len(op.operands) and not isinstance(op.operands[slot], int):
                     out.append(Widening(n, slot, bool(op.signed), op.name))
-        elif k in (Kind.ASHR, Kind.LSHR) and op.width == 64 and _shift_amount(gr, n, 1) == 32:
+        elif k in (Kind.ASHR, Kind.LSHR) and op.width == 64 and gr.const_operand(n, 1) == 32:
             # PTX's extend-in-register idiom: (x << 32) >> 32 keeps only x's low 32 bits, re-extended
             for d in gr.defs(n, 0):
                 dop = gr.op(d)
-                if dop.width == 64 and ((dop.kind is Kind.SHL and _shift_amount(gr, d, 1) == 32) or
-                                        (dop.kind is Kind.MUL and _shift_amount(gr, d, 1) == 1 << 32)):  # fmt: skip
+                if dop.width == 64 and ((dop.kind is Kind.SHL and gr.const_operand(d, 1) == 32) or
+                                        (dop.kind is Kind.MUL and gr.const_operand(d, 1) == 1 << 32)):  # fmt: skip
                     how = f"{dop.name} 32 + {op.name} 32 ({'sign' if k is Kind.ASHR else 'zero'}-extend in register)"
                     out.append(Widening(d, 0, k is Kind.ASHR, how, sink_from=n))
     return out
-
-
-def _shift_amount(gr: Graph, n: int, slot: int) -> int | None:
-    return gr.const_operand(n, slot)
 
 
 #: Windows smaller than 4 GiB, addressed with 32-bit offsets by design: not this bug class.
