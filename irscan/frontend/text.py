@@ -36,7 +36,9 @@ def split_top(s: str, sep: str = ",") -> list[str]:
     return [x for x in out if x]
 
 
-_STR_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+#: a string literal, quotes included, escapes skipped: the one pattern every reader's regexes use
+STRING_P = r'"(?:[^"\\\n]|\\.)*"'
+_STR_RE = re.compile(STRING_P)
 
 
 def strip_strings(s: str) -> str:

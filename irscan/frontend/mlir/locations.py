@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from irscan import ir
-from irscan.frontend.text import unescape
+from irscan.frontend.text import STRING_P, unescape
 
 __all__ = [
     "LocResolver",
@@ -31,7 +31,7 @@ __all__ = [
 #: a location tuple (see the module docstring)
 LocExpr = tuple[Any, ...]
 
-_LOC_TOK = re.compile(r'"(?:[^"\\\n]|\\.)*"|#[\w$.\-]+|\d+|[():\[\],<>]|[A-Za-z_][\w$.]*|\S')
+_LOC_TOK = re.compile(STRING_P + r"|#[\w$.\-]+|\d+|[():\[\],<>]|[A-Za-z_][\w$.]*|\S")
 _DI_LOCATION = re.compile(r"#llvm\.di_location<\s*(#[\w$.\-]+)")
 #: deepest chain of ``#loc`` aliases that name one another (the printer writes two or three)
 MAX_ALIAS_DEPTH = 64

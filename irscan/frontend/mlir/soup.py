@@ -8,9 +8,9 @@ import re
 from typing import Any
 
 from irscan.frontend.mlir.types import canonical_type_text, find_type_tail, parse_type_tail, unparen, vector_elem
-from irscan.frontend.text import balanced, unescape
+from irscan.frontend.text import STRING_P, balanced, unescape
 
-_SYM_RE = re.compile(r'@(?:[\w$.\-]+|"(?:[^"\\\n]|\\.)*")')
+_SYM_RE = re.compile(r"@(?:[\w$.\-]+|" + STRING_P + ")")
 _MASK_RE = re.compile(r"\[([-\d, ]*)\]")
 
 

@@ -20,7 +20,7 @@ from irscan.frontend.mlir.semantics import (
 )
 from irscan.frontend.mlir.soup import soup_info, soup_rtypes
 from irscan.frontend.mlir.types import Ty, field_type
-from irscan.frontend.text import strip_strings
+from irscan.frontend.text import STRING_P, strip_strings
 from irscan.ir import IRSyntaxError
 
 
@@ -38,8 +38,8 @@ _TEMPLATE_OPS = frozenset(
 )
 
 _REF_NAMES = re.compile(r"[%^][\w$.\-]+(?:#\d+)?")
-_REF_OR_STR = re.compile(r'("(?:[^"\\\n]|\\.)*")|([%^])[\w$.\-]+(?:#\d+)?')
-_BARE_REF_OR_STR = re.compile(r'("(?:[^"\\\n]|\\.)*")|([%^])(?![\w$.\-])')
+_REF_OR_STR = re.compile("(" + STRING_P + r")|([%^])[\w$.\-]+(?:#\d+)?")
+_BARE_REF_OR_STR = re.compile("(" + STRING_P + r")|([%^])(?![\w$.\-])")
 _SSA = re.compile(r"%[\w$.\-]+(?:#\d+)?")
 _NAME = re.compile(r"[A-Za-z_][\w$.]*")
 _LABEL_REF = re.compile(r"\^[\w$.\-]+")

@@ -24,6 +24,7 @@ from irscan.frontend.ptx.fast_directives import EOL_DIRS, FAST_DIRS, HEADER_DIRS
 from irscan.frontend.ptx.fast_operands import operands
 from irscan.frontend.ptx.grammar import lark_parse
 from irscan.frontend.ptx.lexical import NAME_P, OPCODE_END_P, OPCODE_P, Bail, blank_comments, int_value, one_line
+from irscan.frontend.text import STRING_P
 from irscan.ir import IRSyntaxError
 
 _WS = re.compile(r"[ \t\r\n\f]*")
@@ -40,8 +41,8 @@ _BODY = re.compile(
 _DIRNAME = re.compile(r"\.[A-Za-z_]\w*")
 _FUNC_KIND = re.compile(r"\.(?:entry|func)\b")
 #: statement ends: up to ';' with balanced braces (initialisers), or a line's end (fixed-shape directives)
-_TO_SEMI = re.compile(r"(?:[^;{}\"]|\"(?:[^\"\\\n]|\\.)*\"|\{(?:[^{}\"]|\{[^{}]*\})*\})*;")
-_TO_EOL = re.compile(r"(?:[^\n{};\"]|\"(?:[^\"\\\n]|\\.)*\")*")
+_TO_SEMI = re.compile(r"(?:[^;{}\"]|" + STRING_P + r"|\{(?:[^{}\"]|\{[^{}]*\})*\})*;")
+_TO_EOL = re.compile(r"(?:[^\n{};\"]|" + STRING_P + ")*")
 _HEADER = re.compile(r"[^;{}\"]*")
 _SECTION = re.compile(r"[^{};]*\{[^{}]*\}")
 

@@ -24,7 +24,8 @@ from irscan.frontend.ptx.ast import (
     VarDecl,
     Version,
 )
-from irscan.frontend.ptx.lexical import DOTWORD_P, NAME_P, STRING_P, Bail, int_value
+from irscan.frontend.ptx.lexical import DOTWORD_P, NAME_P, Bail, int_value
+from irscan.frontend.text import STRING_P
 
 #: performance directives of an .entry/.func header
 PERF_NAMES = frozenset(

@@ -121,5 +121,3 @@ OPCODE_P = r"[a-z]\w*(?:(?:\.|::)\w+)*"
 #: give back no character on a failed match (each one given back would be followed by one of these), so
 #: a failing statement costs its length once, not its length times the opcode's
 OPCODE_END_P = r"(?!\w|(?:\.|::)\w)"
-#: a string literal, quotes included (STRING)
-STRING_P = r'"(?:[^"\\\n]|\\.)*"'
