@@ -31,9 +31,8 @@ from typing import Any
 from irscan.capturing import releases, store
 from irscan.capturing.env import DEFAULT_ARCH, NO_CACHE_ENV, dsl_cache_wanted, prepare_environment
 from irscan.capturing.meta import KernelInfo, dsl_environment, jit_functions, kernel_signatures, launch_facts
+from irscan.capturing.releases import ALIAS, TAIL_START
 from irscan.capturing.store import Capture
-
-TAIL_START = "cuda-to-binary{"
 
 # ----------------------------------------------------------------------------------------- pipeline
 
@@ -44,9 +43,9 @@ def split_pipeline(pipeline: str, expanded: str) -> tuple[str, str]:
     ``expanded`` is ``str(PassManager.parse(pipeline))``: the alias expanded to its ~45 passes,
     whose tail is the only part that re-parses as a pipeline of its own.
     """
-    if "cute-to-nvvm{" not in pipeline:
+    if ALIAS not in pipeline:
         raise ValueError("pipeline has no cute-to-nvvm{...}")
-    first = pipeline.replace("cute-to-nvvm{", "cute-to-nvvm{llvm-only=true ", 1)
+    first = pipeline.replace(ALIAS, f"{ALIAS}llvm-only=true ", 1)
     at = expanded.find(TAIL_START)
     if at < 0:
         raise ValueError("expanded pipeline has no cuda-to-binary pass")
@@ -130,7 +129,7 @@ PRE_LOWERING_CALLBACKS: list[Callable[[Any], None]] = []
 def _hooked_compile(self: Any, module: Any, pipeline: str, *args: Any, **kwargs: Any) -> Any:
     assert _original is not None
     session = _active[-1] if _active else None
-    if session is None or "cute-to-nvvm{" not in pipeline:
+    if session is None or ALIAS not in pipeline:
         return _original(self, module, pipeline, *args, **kwargs)
     t0 = time.perf_counter()
     try:
@@ -149,12 +148,7 @@ def _hooked_compile(self: Any, module: Any, pipeline: str, *args: Any, **kwargs:
         session.warn("set-up", exc)
         return _original(self, module, pipeline, *args, **kwargs)
     for early in list(PRE_LOWERING_CALLBACKS):
-        try:
-            early(module)
-        except Exception as exc:
-            if session.strict:
-                raise
-            session.warn(f"callback {getattr(early, '__qualname__', early)}", exc)
+        _call_back(session, early, None, module)
     overhead = time.perf_counter() - t0
 
     # The DSL's post-compile hook (TVM-FFI wrapping, verification) expects a fully lowered module:
@@ -180,14 +174,9 @@ def _hooked_compile(self: Any, module: Any, pipeline: str, *args: Any, **kwargs:
         if session.strict:
             raise
         session.warn("of the LLVM-dialect module", exc)
-    for callback in list(LLVM_ONLY_CALLBACKS):
-        try:
-            if text is not None:
-                text = callback(module, text, infos) or text
-        except Exception as exc:
-            if session.strict:
-                raise
-            session.warn(f"callback {getattr(callback, '__qualname__', callback)}", exc)
+    if text is not None:
+        for callback in list(LLVM_ONLY_CALLBACKS):
+            text = _call_back(session, callback, None, module, text, infos) or text
     overhead += time.perf_counter() - t1
 
     try:
@@ -213,14 +202,20 @@ def _hooked_compile(self: Any, module: Any, pipeline: str, *args: Any, **kwargs:
             self._post_compile_hook = post_hook
 
     for after in list(AFTER_TAIL_CALLBACKS):
-        try:
-            result = after(module, folder, result, recompile)
-        except Exception as exc:
-            if session.strict:
-                raise
-            session.warn(f"callback {getattr(after, '__qualname__', after)}", exc)
+        result = _call_back(session, after, result, module, folder, result, recompile)
     session.seconds += overhead + time.perf_counter() - t2
     return result
+
+
+def _call_back(session: Session, callback: Callable[..., Any], failed: Any, *args: Any) -> Any:
+    """``callback(*args)``; its failure is the session's warning (or, strict, raised), giving ``failed``."""
+    try:
+        return callback(*args)
+    except Exception as exc:
+        if session.strict:
+            raise
+        session.warn(f"callback {getattr(callback, '__qualname__', callback)}", exc)
+        return failed
 
 
 def _discard(folder: Path) -> None:
