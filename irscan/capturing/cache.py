@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from irscan.capturing import releases, store
+from irscan.frontend import lark_tables
 
 #: a restored folder carries this file (the key it came from): the audit, and tests, can tell a cache
 #: hit from a fresh capture
@@ -50,10 +51,7 @@ _original_resolve: Callable[..., Any] | None = None
 
 
 def cache_root() -> Path:
-    if env := os.environ.get("IRSCAN_CACHE_DIR"):  # shared with the grammar tables (frontend/lark_tables.py)
-        return Path(env) / "captures"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "irscan" / "captures"
+    return lark_tables.cache_root() / "captures"  # shared with the grammar tables
 
 
 @lru_cache(maxsize=1)

@@ -27,14 +27,19 @@ from typing import Any
 LALR = {"parser": "lalr", "lexer": "contextual"}
 
 
-def cache_dir() -> Path | None:
-    """The folder the tables are kept in (made if missing), or None when there is none to use."""
+def cache_root() -> Path:
+    """irscan's cache folder, made or not: ``$IRSCAN_CACHE_DIR``, else ``$XDG_CACHE_HOME/irscan``, else
+    ``~/.cache/irscan`` (the grammar tables; the capture cache keeps ``captures/`` in it)."""
     root = os.environ.get("IRSCAN_CACHE_DIR")
     if root:
-        folder = Path(root)
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        folder = (Path(xdg) if xdg else Path.home() / ".cache") / "irscan"
+        return Path(root)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "irscan"
+
+
+def cache_dir() -> Path | None:
+    """The folder the tables are kept in (made if missing), or None when there is none to use."""
+    folder = cache_root()
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except (OSError, RuntimeError):  # RuntimeError: no home directory to expand
