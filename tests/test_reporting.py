@@ -269,7 +269,7 @@ def test_rule_c_a_loop_counter_sizes_the_tensor_whose_extent_bounds_it() -> None
 
     gr, rg = _row_kernel(row_stride=1)
     (c,) = [c for c in (evaluate(gr, rg, w) for w in widening_points(gr)) if c is not None]
-    name = "loop counter %5 (< arg0.shape[0])"
+    name = "loop counter (< arg0.shape[0])"
     th = {"input": name, "threshold": 2**27, "text": f"{name} >= {2**27}"}
     m = decide(gr, rg, c, th, [])["memory"]
     assert (m["tensor"], m["bytes"]) == ("arg0", (2**27 + 1) * 4096 * 2)  # the counter at t: the extent > t

@@ -29,7 +29,7 @@ from irscan.checks import memory
 from irscan.checks.base import Candidate
 from irscan.findings import Finding, fold
 
-#: a loop counter's name ends with its bound: ``loop counter %50 (< arg2.shape[0])``
+#: a loop counter's name ends with its bound: ``loop counter (< arg2.shape[0])``
 _LOOP_BOUND = re.compile(r"\((?:<|<=) (?P<extent>[^()\s]+)\)$")
 #: rule (a): how far below the i32 limit an extent's bound may reach and still be "one tile"
 TILE = 1 << 16

@@ -2,7 +2,7 @@
 
 A threshold a user can act on names an input they know (README, "What is reported"): a parameter field
 (``arg2.shape[1]``, ``arg5``), a special register (``ctaid.x``), a value loaded from a tensor
-(``load(arg9)``) or a loop counter named by its bound (``loop counter %50 (< arg5)``); it is positive and
+(``load(arg9)``) or a loop counter named by its bound (``loop counter (< arg5)``); it is positive and
 exact where the chain is affine.  The dominant input (the largest term) is taken, the others at their
 largest.  Where the dominant term is an expression of an input (``ctaid.x / 8``, ``max(m, 0)``, a
 select or a join of such), the threshold is carried back through it to the input.  Where no single
@@ -66,15 +66,32 @@ def _solve(rg: Ranges, value: Affine, need: int, k: object, c: int) -> tuple[obj
     return k, x, c * x + rest
 
 
-def loop_counter_name(rg: Ranges, key: object) -> str | None:
-    """``loop counter %50 (< arg5)``: a loop-carried block argument whose loop compares it (or its
-    increment) against a named input."""
+def _loop_join(rg: Ranges, key: object) -> list[int] | None:
+    """The nodes whose compares bound a loop-carried join (None: not one).
+
+    MLIR: a block argument (Kind.PHI), compared itself or through its increment.  PTX has no block
+    arguments: a register read where several definitions reach is a join of the range analysis, keyed
+    ``("join", use, slot)``; the loop's compare reads the register as one of those definitions wrote it
+    (``add %r6, %r6, %r3; setp.lt %p, %r6, %r5``, or ``shl %r96, %r97, 2; setp.lt %p, %r96, %r9``
+    where the loop steps %r97)."""
     gr = rg.gr
-    if not isinstance(key, int) or key not in gr or gr.op(key).kind is not Kind.PHI:
-        return None
-    op = gr.op(key)
-    cands = [key] + [d for d in gr.defs(key, 0) if gr.op(d).kind is Kind.ADD]
-    for n in cands:
+    if isinstance(key, int) and key in gr and gr.op(key).kind is Kind.PHI:
+        return [key] + [d for d in gr.defs(key, 0) if gr.op(d).kind is Kind.ADD]
+    if isinstance(key, tuple) and len(key) == 3 and key[0] == "join" and isinstance(key[1], int) and key[1] in gr:
+        use, slot = key[1], key[2]
+        raw = gr.op(use).operands[slot] if isinstance(slot, int) and slot < len(gr.op(use).operands) else None
+        if not isinstance(raw, str):
+            return None
+        updates = [d for d in gr.defs(use, slot) if gr.op(d).results[:1] == (raw,)]
+        return updates or None
+    return None
+
+
+def loop_counter_name(rg: Ranges, key: object) -> str | None:
+    """``loop counter (< arg5)``: a loop-carried value (an MLIR block argument, a PTX register its
+    loop updates) whose loop compares it (or its increment) against a named input."""
+    gr = rg.gr
+    for n in _loop_join(rg, key) or []:
         for u, slot in gr.users(n):
             uop = gr.op(u)
             if uop.kind is not Kind.ICMP or slot != 0 or uop.attrs.get("pred") not in _UPPER:
@@ -84,7 +101,7 @@ def loop_counter_name(rg: Ranges, key: object) -> str | None:
                 name = rg.atoms[bound.terms[0][0]].name
                 if NAMED.match(name):
                     rel = "<=" if uop.attrs.get("pred") in ("sle", "ule") else "<"
-                    return f"loop counter {op.results[0] if op.results else '?'} ({rel} {name})"
+                    return f"loop counter ({rel} {name})"
     return None
 
 
@@ -110,6 +127,16 @@ def _inverse(rg: Ranges, k: object, x: int) -> list[tuple[Affine, int]]:
             return []
         mult = divisor.const if kind is Kind.DIV else 1 << min(divisor.const, 62)
         return [(rg.operand(k, 0), x * mult)]
+    if kind in (Kind.OR, Kind.AND) and len(op.operands) == 2:
+        # Of non-negative values, a | b <= a + b and a & m <= a: the value reaches x only when one
+        # operand reaches x less the other's largest (a necessary condition, so not marked exact).
+        a, b = rg.operand(k, 0), rg.operand(k, 1)
+        ia, ib = rg.interval(a), rg.interval(b)
+        if ia.lo < 0 or ib.lo < 0:
+            return []
+        if kind is Kind.AND:
+            return [(v, x) for v in (a, b) if not v.is_const()]
+        return [(a, x - ib.hi), (b, x - ia.hi)]
     if kind is Kind.MAX and len(op.operands) == 2:
         a, b = rg.operand(k, 0), rg.operand(k, 1)
         return [(v, x) for v in (a, b) if not v.is_const() or v.const < x]
@@ -203,5 +230,5 @@ def value_kind(rg: Ranges, value: Affine) -> str:
     opaque = any(rg.atoms[k].opaque for k, _ in value.terms)
     products = any(rg.atoms[k].factors is not None for k, _ in value.terms)
     if products:
-        return "a product of free inputs"
-    return "a value with opaque parts" if opaque else "the value"
+        return "the value (a product of free inputs)"
+    return "the value (with opaque parts)" if opaque else "the value"
