@@ -1,5 +1,6 @@
 """Ships what pyproject.toml cannot express: ``irscan-capture.pth`` into site-packages, and the
-top-level ``grammars/`` (data, kept beside the package by the design card) into ``irscan/grammars/``.
+top-level ``grammars/`` and ``patches/`` (data, kept beside the package by the design card) into
+``irscan/grammars/`` and ``irscan/patches/`` (patch mode's rules and the examples they name).
 
 The .pth line makes ``IRSCAN_CAPTURE=DIR`` work for any Python process; it imports nothing unless
 that variable is set.  It is copied to the root of the build tree, so a wheel carries it at its root
@@ -28,6 +29,8 @@ class BuildWithPth(build_py):
         root = Path(self.build_lib)
         pairs = [(PTH, str(root / PTH))]
         pairs += [(str(g), str(root / "irscan" / "grammars" / g.name)) for g in sorted(Path("grammars").glob("*.lark"))]
+        data = [p for p in sorted(Path("patches").rglob("*")) if p.is_file() and p.suffix in (".json", ".mlir", ".ptx")]
+        pairs += [(str(p), str(root / "irscan" / p)) for p in data]
         return pairs
 
     def get_outputs(self, include_bytecode: bool = True) -> list[str]:

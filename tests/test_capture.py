@@ -384,6 +384,7 @@ def wheel(tmp_path_factory) -> Path:
             shutil.copy2(REPO / name, src / name)
     shutil.copytree(REPO / "irscan", src / "irscan", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     shutil.copytree(REPO / "grammars", src / "grammars")
+    shutil.copytree(REPO / "patches", src / "patches")
     out = tmp_path_factory.mktemp("wheel")
     cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(src), "-w", str(out)]
     if _setuptools_ok():  # no download needed; otherwise pip fetches the build backend
@@ -401,6 +402,11 @@ def test_wheel_ships_the_pth_line_into_site_packages(wheel):
     # and the grammars, which live at the top of the checkout, travel inside the package
     for g in ("mlir.lark", "ptx.lark"):
         assert zipfile.ZipFile(wheel).read(f"irscan/grammars/{g}") == (REPO / "grammars" / g).read_bytes()
+    # and patch mode's rules with the examples they name (without them `irscan patch` has no rules)
+    rules = sorted(
+        p.relative_to(REPO).as_posix() for p in (REPO / "patches").rglob("*") if p.is_file() and p.suffix != ".md"
+    )
+    assert rules and all(zipfile.ZipFile(wheel).read(f"irscan/{r}") == (REPO / r).read_bytes() for r in rules)
 
 
 @pytest.mark.slow

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-#: the repository's patches/ folder; also installed next to the package when built as a wheel
-PATCHES_DIR = Path(__file__).resolve().parents[2] / "patches"
+#: irscan/patches/ in an installed wheel (setup.py copies it there), else the source tree's patches/
+_PACKAGED = Path(__file__).resolve().parents[1] / "patches"
+PATCHES_DIR = _PACKAGED if _PACKAGED.is_dir() else Path(__file__).resolve().parents[2] / "patches"
 
 
 @dataclass(frozen=True)
