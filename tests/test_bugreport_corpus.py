@@ -32,6 +32,27 @@ def _scan_json(path: Path, capsys: pytest.CaptureFixture[str]) -> list[dict[str,
     return list(doc["findings"])
 
 
+def test_report_on_a_capture_stored_compressed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """corpus/thirdparty keeps module.mlir.xz / module.ptx.xz: the report reads them decompressed and
+    names the reduced module by its IR (``.reduced.mlir``), not ``.reduced.xz`` (an exit 3 before)."""
+    import lzma
+    import shutil
+
+    cap = tmp_path / "cap"
+    shutil.copytree(ROOT / "corpus" / "captures" / BUGGY[0], cap)
+    for m in [*cap.rglob("module.mlir"), *cap.rglob("module.ptx")]:
+        m.with_name(m.name + ".xz").write_bytes(lzma.compress(m.read_bytes()))
+        m.unlink()
+    causes = group(load_findings(cap))
+    assert causes
+    assert main(["report", "--all", "--no-script", str(cap), "-o", str(tmp_path / "out")]) == 0
+    for rc in causes:
+        (reduced,) = (tmp_path / "out").glob(f"{rc.id}.reduced.*")
+        assert reduced.suffix in (".mlir", ".ptx")
+        target = Target.of(next(f for f in rc.findings if f["ir"] == reduced.suffix[1:]))
+        assert any(target.matches(f) for f in _scan_json(reduced, capsys)), f"{reduced.name} does not reproduce"
+
+
 @pytest.mark.parametrize("program", BUGGY)
 def test_report_with_reduced_ir_and_picture(program: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cap = ROOT / "corpus" / "captures" / program

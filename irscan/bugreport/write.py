@@ -14,6 +14,7 @@ from irscan.bugreport import repro as repro_mod
 from irscan.bugreport.collect import Evidence, RootCause
 from irscan.bugreport.reduce import Target, reduce_module, scan_alone
 from irscan.report import dot, markdown
+from irscan.resources import read_text
 
 
 def _reduce(rc: RootCause, out: Path, ev: Evidence) -> None:
@@ -24,11 +25,13 @@ def _reduce(rc: RootCause, out: Path, ev: Evidence) -> None:
             ev.reduced_note = f"the captured module {src} is gone"
             continue
         target = Target.of(f)
-        red = reduce_module(src.read_text(), src.suffix, target)
+        # captures may hold module.mlir.xz / module.ptx.xz (corpus/thirdparty): the IR's own suffix counts
+        suffix = Path(src.stem).suffix if src.suffix == ".xz" else src.suffix
+        red = reduce_module(read_text(src), suffix, target)
         if red is None:
             ev.reduced_note = f"the captured {f['ir'].upper()} module does not reproduce without its meta.json"
             continue
-        name = f"{rc.id}.reduced{src.suffix}"
+        name = f"{rc.id}.reduced{suffix}"
         (out / name).write_text(red.text)
         if not any(target.matches(x) for x in scan_alone(out / name)):  # re-run: the written file itself
             ev.reduced_note = f"the reduced {f['ir'].upper()} module stopped reproducing once written"
@@ -38,7 +41,7 @@ def _reduce(rc: RootCause, out: Path, ev: Evidence) -> None:
         notes = []
         if red.dsl_parses:
             notes.append("The DSL's own parser (`cutlass._mlir.ir.Module.parse`) accepts it")
-        if src.suffix == ".mlir":
+        if suffix == ".mlir":
             notes.append("its locations (the Python statements) are kept" if red.located else
                          "its locations are stripped (the printed ones do not parse back)")  # fmt: skip
         ev.reduced_note = ", ".join(n for n in notes if n) + ("." if notes else "")
