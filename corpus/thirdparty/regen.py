@@ -199,6 +199,53 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "top-16",
         "flashinfer_workers:fi_msa_sparse_decode",
     ),
+    # a holdout set, triaged before any tuning (corpus/thirdparty/holdout_workers.py)
+    "fi_causal_conv1d_sm90a": (
+        "sm_90a",
+        "flashinfer Mamba causal conv1d bf16 (width 4): varlen prefill with chunk map, initial states, bias; decode",
+        "holdout_workers:fi_causal_conv1d",
+    ),
+    "fi_qk_l2norm_sm90a": ("sm_90a", "flashinfer GDN Q/K L2 norm, bf16, head dim 128", "holdout_workers:fi_qk_l2norm"),
+    "fi_radix_topk_sm90a": (
+        "sm_90a",
+        "flashinfer single-pass multi-CTA radix top-2048 of f32 rows of 131,072 (4 rows: multi-CTA; 1024: one CTA)",
+        "holdout_workers:fi_radix_topk",
+    ),
+    "fa4_fwd_combine_sm90a": (
+        "sm_90a",
+        "FA4 split-KV combine, bf16 out, f32 partials, hdim 128, 16 heads, LSE: batched and varlen",
+        "holdout_workers:fa4_fwd_combine",
+    ),
+    "fi_rmsnorm_fp4quant_sm100a": (
+        "sm_100a",
+        "flashinfer RMSNorm + NVFP4 output, bf16 H=4096, swizzled and linear scales",
+        "holdout_workers:fi_rmsnorm_fp4quant",
+    ),
+    "fi_add_rmsnorm_fp4quant_sm100a": (
+        "sm_100a",
+        "flashinfer fused add + RMSNorm + NVFP4 (and bf16 norm output), H=4096, configs for M=8 and M=8192",
+        "holdout_workers:fi_add_rmsnorm_fp4quant",
+    ),
+    "fi_bi_quantize_sm100a": (
+        "sm_100a",
+        "flashinfer batch-invariant MXFP8 (tile and row tiers) and NVFP4 (per-tensor, per-token), bf16 K=4096",
+        "holdout_workers:fi_bi_quantize",
+    ),
+    "fi_fp8_paged_mqa_logits_sm100a": (
+        "sm_100a",
+        "flashinfer DSA indexer FP8 paged MQA logits, block 64, 64 heads, hd 128, f32 logits",
+        "holdout_workers:fi_fp8_paged_mqa_logits",
+    ),
+    "fi_nvfp4_kv_materialize_sm100a": (
+        "sm_100a",
+        "flashinfer paged NVFP4 KV cache to FP8 paged workspace, head dim 128",
+        "holdout_workers:fi_nvfp4_kv_materialize",
+    ),
+    "fi_moe_finalize_sm100a": (
+        "sm_100a",
+        "flashinfer Blackwell MoE finalize (unpermute, top-8 weighted sum), bf16 hidden 7168: three configs",
+        "holdout_workers:fi_moe_finalize",
+    ),
 }
 
 
