@@ -113,7 +113,8 @@ def _write(path: Path, res: ScanResult, extra: dict[str, Any]) -> None:
         path.write_text(sarif.render(res.findings, res.errors, extra) + "\n")
         return
     doc = json_report.document(res.findings, res.kernels, res.unseen, environment=dsl_environment(),
-                               errors=res.errors, accesses=res.accesses)  # fmt: skip
+                               errors=res.errors, accesses=res.accesses,
+                               rule_suppressed=res.rule_suppressed)  # fmt: skip
     path.write_text(json.dumps({**doc, **extra}, indent=2, default=str) + "\n")
 
 

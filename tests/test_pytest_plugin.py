@@ -45,6 +45,7 @@ def test_a_session_compiling_a_buggy_kernel_fails(session, pytester: pytest.Pyte
     assert "narrow-widened-late" in out and "1 at or above 'must': the session fails" in out
     doc = json.loads((pytester.path / "audit.json").read_text())
     assert doc["summary"]["must"] == 1 and doc["accesses"] and doc["suppressed"]["inline"] == 0
+    assert doc["rule_suppressed"] == []  # the JSON contract of `irscan scan --format json`, field for field
 
 
 def test_a_session_compiling_a_clean_kernel_passes(session) -> None:  # type: ignore[no-untyped-def]
