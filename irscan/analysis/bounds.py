@@ -9,7 +9,10 @@ computes the grid as ``ceil(M / 128)``, so ``128*ctaid.x <= M - 1``, and the val
   and at most ``x`` for ``x >= 0``; PTX's ``x - (x / d)·d`` and CuTe's FastDivmod remainder
   (irscan/analysis/divmod.py) evaluate to such a remainder;
 - floor multiples and quotients: ``t·(x / t) <= x``, ``x / d <= x``, ``(x >> s)·2^s <= x``,
-  ``x & m <= x``, ``(x / d)·d`` between ``x - d + 1`` and ``x``, ``mulhi(x, m) <= x``;
+  ``x & m <= x``, ``(x / d)·d`` between ``x - d + 1`` and ``x``, ``mulhi(x, m) <= x``; and the
+  remainders they leave: ``x - (x & -2^k)``, ``x - 2^k·(x >> k)`` and ``x - d·(x / d)`` are ``x % 2^k``
+  (``x % d``), whichever way the two x are the same (one SSA value, one PTX register value:
+  :meth:`irscan.analysis.dataflow.Graph.join_of`, or equal affine forms);
 - ``min(a, b)`` (the op, or the select the DSL writes) at most either, a clamp at most its top;
 - a loop counter at most its loop's bound plus the step (irscan/analysis/loops.py);
 - the launch grid the host function stores (irscan/analysis/hostgrid.py): ``t·ctaid <= F - 1``;
@@ -95,6 +98,8 @@ class Relations:
     lowers: dict[Any, list[Upper]]
     #: quotient atom -> (dividend, divisor); atom -> a number it is a multiple of (layouts' div=)
     quotients: dict[Any, tuple[Affine, Affine]]
+    #: ``x & -2^k`` atom -> (x, 2^k): the floor multiple the mask rounds x down to
+    floors: dict[Any, tuple[Affine, int]]
     fast_quotients: dict[Any, tuple[Affine, str]]
     divisors: dict[Any, int]
 
@@ -108,7 +113,7 @@ class Relations:
         def interval(self, a: Affine, least_harm: bool = False) -> Interval: ...
         def name(self, a: Affine) -> str: ...
         def _derived(
-            self, n: int, name: str, iv: Interval, inputs: Iterable[Affine], scales: bool = False
+            self, n: int, name: str, iv: Interval, inputs: Iterable[Affine], scales: bool = False, key: Any = None
         ) -> Affine: ...
 
     def relate(self, key: Any, mult: int, rhs: Affine, fact: str, lower: bool = False) -> None:
@@ -139,10 +144,18 @@ class Relations:
             elif not b.is_const():  # a divisor is >= 1
                 self.relate(key, 1, a, f"{self.name(res)} <= {self.name(a)}")
         elif k in (Kind.LSHR, Kind.ASHR) and a_pos and b.is_const() and 0 <= b.const < 64:
+            self.quotients[key] = (a, Affine.of_const(1 << b.const))  # so x - 2^k*(x >> k) is x % 2^k
             self.relate(key, 1 << b.const, a, f"floor multiple: {1 << b.const}*({self.name(res)}) <= {self.name(a)}")
         elif k in (Kind.LSHR, Kind.ASHR) and a_pos and b_pos:  # a shift by an input (FastDivmod's)
             self.relate(key, 1, a, f"{self.name(res)} <= {self.name(a)}")
         elif k is Kind.AND:
+            for x, m in ((a, b), (b, a)):
+                low = self._low_mask(x, m, width)
+                if low:  # x & -2^k is 2^k*floor(x / 2^k): between x - 2^k + 1 and x, for every x
+                    self.floors[key] = (x, low)
+                    what = f"floor multiple: {self.name(res)}"
+                    self.relate(key, 1, x, f"{what} <= {self.name(x)}")
+                    self.relate(key, 1, x.add(Affine.of_const(1 - low)), f"{what} > {self.name(x)} - {low}", lower=True)
             for x, pos in ((a, a_pos), (b, b_pos)):
                 if pos and not x.is_const():
                     self.relate(key, 1, x, f"{self.name(res)} <= {self.name(x)}")
@@ -153,6 +166,16 @@ class Relations:
             for x, y in ((a, b), (b, a)):  # (x * y) >> w <= x when y < 2^w
                 if self.interval(y).hi < (1 << width) and not x.is_const():
                     self.relate(key, 1, x, f"{self.name(res)} <= {self.name(x)}")
+
+    def _low_mask(self, x: Affine, m: Affine, width: int) -> int:
+        """2^k when ``x & m`` clears the low k bits of x only (m is -2^k in ``width`` bits), else 0.
+        Written unsigned (``0xFFFFFF80``), the mask also clears the bits above ``width``, so it is
+        taken so only for an x that has none."""
+        if x.is_const() or not m.is_const() or not 0 < width <= 64:
+            return 0
+        low = -m.const if m.const < 0 else (1 << width) - m.const
+        unsigned_ok = m.const < 0 or 0 <= self.interval(x).lo <= self.interval(x).hi < (1 << width)
+        return low if 1 < low < (1 << width) and low & (low - 1) == 0 and unsigned_ok else 0
 
     def relate_select(self, n: int, res: Affine, a: Affine, b: Affine) -> None:
         """``select(u < v, a, b)`` as the DSL writes min, max and clamps: arms (u, v) is min(u, v), at
@@ -202,11 +225,21 @@ class Relations:
     def remainder_idiom(self, n: int, x: Affine, p: Affine, width: int) -> Affine | None:
         """``x - (x / d)·d``, the remainder as NVVM writes it in PTX (d a constant, an input, or the
         divisor field of a FastDivmod, irscan/analysis/divmod.py): an atom ``x % d``, bounded as a
-        remainder is; None when ``p`` is not that product."""
+        remainder is; also ``x - (y & -2^k)`` where x - y cancels a term (``y % 2^k + (x - y)``: the
+        signed remainder NVVM writes as ``x - ((x + bias) & -2^k)``); None when ``p`` is neither."""
         key = p.terms[0][0] if len(p.terms) == 1 and not p.const else None
         if key is None or key not in self.atoms:
             return None
         c = p.terms[0][1]
+        floor = self.floors.get(key) if c == 1 else None
+        if floor is not None and _cancels(x, floor[0]):
+            y, d = floor[0], Affine.of_const(floor[1])
+            rest = x.add(y, -1)
+            iv = bitwise(Kind.REM, self.interval(y), self.interval(d), width, False)
+            res = self._derived(n, render(Kind.REM, self.name(y), str(floor[1])), iv, (y,), key=None if
+                                rest.is_const() and not rest.const else ("rem", n))  # fmt: skip
+            self.relate_op(Kind.REM, res, y, d, width)
+            return res.add(rest)
         f = self.atoms[key].factors
         pairs = [(Affine.of_atom(key), Affine.of_const(c))] if c != 1 else [f, f[::-1]] if f else []
         for q, d in pairs:
@@ -338,6 +371,12 @@ class Relations:
 def _single(a: Affine) -> Any:
     """The atom key of a value that is one atom, else None."""
     return a.terms[0][0] if len(a.terms) == 1 and a.terms[0][1] == 1 and not a.const else None
+
+
+def _cancels(x: Affine, y: Affine) -> bool:
+    """``x - y`` drops a term of x (the two share an input with the same coefficient)."""
+    ys = dict(y.terms)
+    return any(ys.get(k) == c for k, c in x.terms)
 
 
 def _multiple(coefs: dict[Any, Fraction], x: Affine) -> Fraction | None:

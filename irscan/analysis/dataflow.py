@@ -9,17 +9,26 @@ in this operand come from", which is all the range and check code asks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from irscan.ir import Function, Kind, Module, Op, Operand, ParamField
 
 if TYPE_CHECKING:
     import networkx as nx
 
-#: Called for PTX functions: (op id, operand index) -> ids of the ops whose definitions reach it.
-ReachingFn = Callable[[Function], dict[tuple[int, int], list[int]]]
+Use = tuple[int, int]  # (op id, operand index)
+
+
+class ReachingFn(Protocol):
+    """Called for PTX functions: use -> ids of the ops whose definitions reach it; ``same`` filled
+    with use -> the first use of the same value, for uses several definitions reach
+    (:func:`irscan.analysis.reaching.reaching_definitions`)."""
+
+    def __call__(
+        self, fn: Function, guards: bool = False, same: dict[Use, Use] | None = None
+    ) -> dict[Use, list[int]]: ...
 
 
 @dataclass
@@ -37,6 +46,8 @@ class Graph:
     params: dict[str, int] = field(default_factory=dict)  # MLIR param name -> synthetic ARG node
     block_args: dict[str, list[int]] = field(default_factory=dict)  # MLIR block label -> its PHI nodes
     by_id: dict[int, Op] = field(default_factory=dict)
+    #: PTX: a use several definitions reach -> the first use of the same value (see :meth:`join_of`)
+    same_value: dict[Use, Use] = field(default_factory=dict)
     _defs: dict[int, dict[int, list[int]]] = field(default_factory=dict)
     _users: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     _nx: nx.MultiDiGraph | None = None
@@ -49,6 +60,12 @@ class Graph:
 
     def defs(self, n: int, slot: int) -> list[int]:
         return self._defs.get(n, {}).get(slot, [])
+
+    def join_of(self, n: int, slot: int) -> Use:
+        """The use that stands for operand ``slot`` of ``n`` where several definitions join: the
+        first use of the same value (PTX: the same register, renamed to one phi or guarded
+        definition), so both uses get one join of the range analysis; the use itself otherwise."""
+        return self.same_value.get((n, slot), (n, slot))
 
     def address_base(self, sink: int, limit: int = 64, through_adds: bool = True) -> int | None:
         """The parameter read (an ARG or EXTRACT op) the address of memory op ``sink`` starts from,
@@ -171,7 +188,7 @@ def build(module: Module, fn: Function, reaching: ReachingFn | None = None) -> G
     if module.ir == "ptx":
         if reaching is None:
             raise ValueError("PTX graphs need reaching definitions")
-        edges = [(d, use, slot) for (use, slot), ds in reaching(fn).items() for d in ds]
+        edges = [(d, use, slot) for (use, slot), ds in reaching(fn, same=gr.same_value).items() for d in ds]
     else:
         edges = _ssa_edges(gr, fn, ids)
     gr.link(edges)

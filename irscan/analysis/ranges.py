@@ -84,6 +84,7 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod):
     uppers: dict[Any, list[Upper]] = field(default_factory=dict)
     lowers: dict[Any, list[Upper]] = field(default_factory=dict)
     quotients: dict[Any, tuple[Affine, Affine]] = field(default_factory=dict)
+    floors: dict[Any, tuple[Affine, int]] = field(default_factory=dict)
     fast_quotients: dict[Any, tuple[Affine, str]] = field(default_factory=dict)
     divisors: dict[Any, int] = field(default_factory=dict)
 
@@ -192,7 +193,7 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod):
             return (yield defs[0])
         if not defs:
             return self._opaque_atom(("undef", n, slot), f"{raw} (no definition seen)", op.width or 64)
-        return (yield from self._join(("join", n, slot), defs, f"{raw}", op.width or 64))
+        return (yield from self._join(("join", *self.gr.join_of(n, slot)), defs, f"{raw}", op.width or 64))
 
     def _operands(self, n: int) -> Eval[list[Affine]]:
         out = []
@@ -267,8 +268,11 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod):
     def _opaque_atom(self, key: Any, name: str, width: int) -> Affine:
         return self._atom(key, name, free_range(width), False, opaque=True)
 
-    def _derived(self, n: int, name: str, iv: Interval, inputs: Iterable[Affine], scales: bool = False) -> Affine:
-        """A new atom computed from ``inputs``; ``scales``: the op itself scales (product, variable shift)."""
+    def _derived(
+        self, n: int, name: str, iv: Interval, inputs: Iterable[Affine], scales: bool = False, key: Any = None
+    ) -> Affine:
+        """A new atom computed from ``inputs``; ``scales``: the op itself scales (product, variable shift);
+        ``key``: its key when it is not op ``n``'s whole value (default: ``n``)."""
         inputs = tuple(inputs)
         fixed = all(self._fixed(a) for a in inputs)
         if iv.lo == iv.hi:
@@ -276,8 +280,9 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod):
         if len(name) > NAME_LIMIT:  # a nest of selects and divisions reads worse than the IR value's name
             op = self.gr.op(n)
             name = f"{op.results[0] if op.results else op.name} (IR line {op.line})"
-        res = self._atom(n, name, iv, fixed)
-        self.atoms[n].scaled = scales or any(abs(c) != 1 or self.atoms[k].scaled for a in inputs for k, c in a.terms)
+        key = n if key is None else key
+        res = self._atom(key, name, iv, fixed)
+        self.atoms[key].scaled = scales or any(abs(c) != 1 or self.atoms[k].scaled for a in inputs for k, c in a.terms)
         return res
 
     def _cap(self, n: int, v: Affine) -> Affine:

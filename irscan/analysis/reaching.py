@@ -199,13 +199,21 @@ def _dominance_frontiers(succ: list[list[int]], idom: list[int]) -> list[list[in
     return df
 
 
-def reaching_definitions(fn: Function, guards: bool = False) -> dict[tuple[int, int], list[int]]:
+def reaching_definitions(
+    fn: Function, guards: bool = False, same: dict[tuple[int, int], tuple[int, int]] | None = None
+) -> dict[tuple[int, int], list[int]]:
     """``(op.id, operand index) -> ids of the ops whose write of that register reaches the read``.
 
     Every register operand of every op has an entry (``[]`` when nothing defines it on any path).
     With ``guards=True`` the guard predicate of a guarded op (``@%p1``) has one too, under operand
     index :data:`GUARD` (-1; not an index into ``op.operands``).  Ids are sorted.  The lists may be
     shared between entries: do not mutate them.
+
+    ``same``, when given, is filled with ``read -> the first read of the same value`` for every read
+    that several definitions reach: two reads renamed to one value node (one phi, one guarded
+    definition) see the same value whenever both execute, as two uses of one SSA value do, while two
+    reads with equal definition sets need not (a loop may step the register between them).  So the
+    range analysis can give both one join atom, and ``x - (x & -128)`` is seen as ``x % 128``.
     """
     # guards.py imports this module for cfg_successors; its dominators are shared, not copied
     from irscan.analysis.guards import immediate_dominators
@@ -298,4 +306,9 @@ def reaching_definitions(fn: Function, guards: bool = False) -> dict[tuple[int, 
             block(bi, [])
 
     sets = nodes.resolve(set(use.values()))
+    if same is not None:
+        first: dict[int, tuple[int, int]] = {}
+        for k, v in use.items():
+            if k[1] != GUARD and len(sets[v]) > 1:
+                same[k] = first.setdefault(v, k)
     return {k: sets[v] for k, v in use.items()}
