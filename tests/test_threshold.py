@@ -91,3 +91,28 @@ ret;
     # condition: the or is at most the sum of its operands), so not called exact
     assert f.wraps_when["threshold"] == 524288
     assert f.wraps_when["exact"] is False
+
+
+def test_a_product_of_two_free_inputs_says_which_product_must_reach_the_limit() -> None:
+    # a page index loaded from a block table (clamped to the page count less one) times the cache's
+    # page stride (flashinfer's paged MQA logits): no single input decides it, the product does
+    body = """
+ld.param.u64 %rd4, [k_p];
+ld.global.u32 %r1, [%rd4];
+ld.param.u32 %r2, [k_p+8];
+ld.param.u32 %r4, [k_p+12];
+add.s32 %r5, %r4, -1;
+min.s32 %r7, %r1, %r5;
+mul.lo.s32 %r3, %r7, %r2;
+mul.wide.s32 %rd2, %r3, 2;
+ld.param.u64 %rd1, [k_p];
+add.s64 %rd3, %rd1, %rd2;
+ld.global.u32 %r6, [%rd3];
+ret;
+"""
+    (f,) = _findings(body)
+    assert f.wraps_when["input"] is None
+    assert f.wraps_when["text"] == (
+        "no single-input threshold: the value (a product of free inputs) wraps when "
+        "(min(load(arg0), arg0+12 - 1)) * arg0+8 >= 2,147,483,648, the rest at its largest"
+    )

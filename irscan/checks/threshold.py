@@ -218,11 +218,35 @@ def _in_words(rg: Ranges, value: Affine, limit: Interval, iv: Interval) -> str:
         neg = [rg.atoms[k].name for k, c in value.terms if c < 0]
         through = f" through the subtracted {neg[0]}" if neg else ""
         return f"no single-input threshold: the value leaves the {bound} range only below -2^31{through}"
+    product = _product_words(rg, value, limit.hi + 1)
+    if product:
+        return f"no single-input threshold: {value_kind(rg, value)} wraps when {product}"
     inputs = [rg.atoms[k].name for k, _ in _dominant(rg, value) if named(rg.atoms[k].name)]
     if inputs:
         return (f"no single-input threshold: {value_kind(rg, value)} wraps only with several inputs large "
                 f"together ({', '.join(inputs[:3])} and the rest at their largest)")  # fmt: skip
     return f"no single-input threshold: {value_kind(rg, value)} depends on values irscan cannot name as inputs"
+
+
+def _product_words(rg: Ranges, value: Affine, need: int) -> str | None:
+    """``load(arg12) * arg11.stride[0] >= 2,147,483,648``: where the largest term is a product of two free
+    values (a page index times a page stride), the product the wrap needs, the rest at its largest."""
+    terms = _dominant(rg, value)
+    if not terms or rg.atoms[terms[0][0]].factors is None:
+        return None
+    k, c = terms[0]
+    a, b = rg.atoms[k].factors or (value, value)
+    rest = rg.interval(Affine(tuple(t for t in value.terms if t[0] != k), value.const)).hi
+    if 2 * rest >= need:  # the other terms come within a factor of two of the limit: not the product's wrap
+        return None
+    at = _ceil_div(need - rest, c)
+
+    def factor(f: Affine) -> str:
+        nm = rg.name(f)
+        return nm if named(nm) or not any(ch in nm for ch in "+-| ") else f"({nm})"
+
+    scale = "" if c == 1 else f"{c} * "
+    return f"{scale}{factor(a)} * {factor(b)} >= {at:,}, the rest at its largest"
 
 
 def value_kind(rg: Ranges, value: Affine) -> str:
