@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .hostile import NON_IR, corrupt_xz, mutate_meta
-from .mutators import BYTE_MUTATORS, TEXT_MUTATORS
+from .mutators import BYTE_MUTATORS, TEXT_MUTATORS, Mutator
 from .seeds import Seed
 
 
@@ -20,7 +20,9 @@ from .seeds import Seed
 class Case:
     """``files`` maps a path relative to the case folder to its bytes (None: an empty folder there);
     ``fifos`` are named pipes; ``target`` is what is scanned (``""``: the case folder itself);
-    ``mutated`` is the file that minimisation shrinks; ``area`` is the part of the input attacked."""
+    ``mutated`` is the file that minimisation shrinks; ``area`` is the part of the input attacked;
+    ``links`` are symlinks (path, what it points to); ``argv`` replaces ``scan TARGET`` (``{}`` in an
+    argument is the case folder) for a case that attacks the command line."""
 
     files: dict[str, bytes | None]
     target: str
@@ -28,6 +30,8 @@ class Case:
     mutated: str | None = None
     area: str = "ir"
     fifos: tuple[str, ...] = ()
+    links: tuple[tuple[str, str], ...] = ()
+    argv: tuple[str, ...] = ()
 
     def size(self) -> int:
         """Bytes of input as irscan reads them (an .xz counts decompressed): the measure time is linear in."""
@@ -55,15 +59,20 @@ class Case:
                 p.write_bytes(data)
         for rel in self.fifos:
             os.mkfifo(root / rel)
+        for rel, to in self.links:
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(to, root / rel)
         return root / self.target if self.target else root
 
     def save(self, folder: Path) -> Path:
         """A reproducer on disk: the tree itself plus case.json (what to scan and how it was made)."""
         target = self.materialize(folder / "input")
         info = {"target": self.target, "what": self.what, "mutated": self.mutated, "area": self.area,
-                "fifos": list(self.fifos), "files": sorted(self.files)}  # fmt: skip
+                "fifos": list(self.fifos), "files": sorted(self.files), "links": [list(x) for x in self.links],
+                "argv": list(self.argv)}  # fmt: skip
         (folder / "case.json").write_text(json.dumps(info, indent=1) + "\n")
-        (folder / "README").write_text(f"irscan scan {target}\n# {'; '.join(self.what)}\n")
+        argv = " ".join(self.argv).replace("{}", str(target)) if self.argv else f"scan {target}"
+        (folder / "README").write_text(f"irscan {argv}\n# {'; '.join(self.what)}\n")
         return target
 
     @classmethod
@@ -74,14 +83,18 @@ class Case:
         for rel in info["files"]:
             p = root / rel
             files[rel] = None if p.is_dir() else p.read_bytes()
-        return cls(files, info["target"], info["what"], info["mutated"], info["area"], tuple(info["fifos"]))
+        links = tuple((a, b) for a, b in info.get("links", ()))
+        return cls(files, info["target"], info["what"], info["mutated"], info["area"], tuple(info["fifos"]), links,
+                   tuple(info.get("argv", ())))  # fmt: skip
 
 
-def _mutate_text(rng: random.Random, seed: Seed, scale: int, what: list[str]) -> bytes:
+def _mutate_text(
+    rng: random.Random, seed: Seed, scale: int, what: list[str], mutators: dict[str, Mutator] = TEXT_MUTATORS
+) -> bytes:
     text = seed.text
     for _ in range(rng.choice((1, 1, 1, 2, 3))):
-        name = rng.choice(sorted(TEXT_MUTATORS))
-        text = TEXT_MUTATORS[name](rng, text, seed.ir, scale)
+        name = rng.choice(sorted(mutators))
+        text = mutators[name](rng, text, seed.ir, scale)
         what.append(name)
     data = text.encode("utf-8", "surrogatepass")
     if rng.random() < 0.2:
@@ -140,7 +153,16 @@ def generate(rng: random.Random, seeds: tuple[Seed, ...], scale: int = 1, family
         name = seed.filename + ".xz"
         files = {name: data} if meta is None else {name: data, "meta.json": meta}
         return Case(files, rng.choice(("", name)), [*what, how], name, "xz")
-    data = _mutate_text(rng, seed, scale, what)
+    return ir_case(rng, seed, scale, what)
+
+
+def ir_case(
+    rng: random.Random, seed: Seed, scale: int, what: list[str], mutators: dict[str, Mutator] = TEXT_MUTATORS
+) -> Case:
+    """The seed's IR file mutated by ``mutators`` (sometimes packed as .xz), usually in its capture folder."""
+    meta = seed.meta.encode() if seed.meta is not None else None
+    data = _mutate_text(rng, seed, scale, what, mutators)
+    files: dict[str, bytes | None]
     if rng.random() < 0.3:
         name = seed.filename + ".xz"
         files, what = {name: lzma.compress(data, preset=0)}, [*what, "xz"]

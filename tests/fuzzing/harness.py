@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import lzma
+import os
 import re
 import signal
 import sys
@@ -23,7 +25,7 @@ from types import FrameType, TracebackType
 
 from .case import Case
 
-_LOCATED = re.compile(r"^(?P<path>.+?):\d+:\d+: error: \S.*$", re.M)
+_LOCATED = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): error: \S.*$", re.M)
 _IRSCAN = f"{Path(__file__).resolve().parents[2] / 'irscan'}/"
 _AREAS = (("frontend/mlir", "frontend/mlir"), ("frontend/ptx", "frontend/ptx"), ("frontend/", "frontend"),
           ("analysis/", "analysis"), ("checks/", "analysis"), ("findings", "analysis"))  # fmt: skip
@@ -115,17 +117,25 @@ def _call_cli(argv: list[str]) -> tuple[int | None, str, str, BaseException | No
     return rc, so.getvalue(), se.getvalue(), err
 
 
-def _internal_exception(target: Path) -> BaseException | None:
-    """The exception behind an exit 3: the CLI prints one line, so the scan is repeated outside it."""
-    from irscan.pipeline import scan_paths
-
+def _internal_exception(argv: list[str]) -> BaseException | None:
+    """The exception behind an exit 3: the CLI prints one line, so the command is repeated with
+    IRSCAN_DEBUG=1, under which the CLI lets it through."""
+    old = os.environ.get("IRSCAN_DEBUG")
+    os.environ["IRSCAN_DEBUG"] = "1"
     try:
-        scan_paths([target])
-    except CaseTimeout:
-        raise
-    except BaseException as exc:  # noqa: BLE001
-        return exc
-    return None
+        return _call_cli(argv)[3]
+    finally:
+        if old is None:
+            del os.environ["IRSCAN_DEBUG"]
+        else:
+            os.environ["IRSCAN_DEBUG"] = old
+
+
+def case_argv(case: Case, target: Path) -> list[str]:
+    """The command line of a case: ``scan TARGET``, or the case's own with ``{}`` the case folder."""
+    if not case.argv:
+        return ["scan", str(target)]
+    return [a.replace("{}", str(target)) for a in case.argv]
 
 
 def judge(case: Case, target: Path, timeout: float = 10.0) -> Outcome:
@@ -134,12 +144,13 @@ def judge(case: Case, target: Path, timeout: float = 10.0) -> Outcome:
     t0 = time.perf_counter()
     try:
         with _alarm(timeout):
-            rc, stdout, stderr, err = _call_cli(["scan", str(target)])
+            argv = case_argv(case, target)
+            rc, stdout, stderr, err = _call_cli(argv)
             out.rc = rc
             if err is not None:
                 return _exception_outcome(err, case, out, "escaped")
             if rc == 3:
-                inner = _internal_exception(target)
+                inner = _internal_exception(argv)
                 if inner is not None:
                     return _exception_outcome(inner, case, out, "internal")
     except CaseTimeout as exc:
@@ -156,23 +167,66 @@ def judge(case: Case, target: Path, timeout: float = 10.0) -> Outcome:
         last = stderr.strip().splitlines()[-1] if stderr.strip() else "(nothing on stderr)"
         out.failure, out.area = f"exit{rc}:{_template(last)}", _area("", case)
         out.last_line, out.detail = last[:200], stderr[-3000:]
-    elif rc == 2 and not _located(stderr, target) and not _no_ir_usage_error(stderr, target):
+    elif rc == 2 and not (
+        _located(stderr, target, argv[1:] if case.argv else [])
+        or _no_ir_usage_error(stderr, target)
+        or _usage(stderr, case)
+    ):
         first = stderr.strip().splitlines()[0] if stderr.strip() else "(nothing on stderr)"
         out.failure, out.area = f"exit2-unlocated:{_template(first)}", _area("", case)
         out.last_line, out.detail = first[:200], stderr[-3000:]
+    elif rc == 2 and (bad := _unreal_location(stderr)):
+        out.failure, out.area = f"exit2-location-outside-input:{_template(bad)}", _area("", case)
+        out.last_line, out.detail = bad[:200], stderr[-3000:]
     return out
 
 
-def _located(stderr: str, target: Path) -> bool:
-    """A ``path:line:col: error:`` line whose path is the target, inside it, or (for a file) beside it in
-    its capture folder: a bad meta.json next to a scanned module.mlir is that file's error."""
-    roots = {str(target.resolve())}
-    if not target.is_dir():
-        roots.add(str(target.parent.resolve()))
+def _usage(stderr: str, case: Case) -> bool:
+    """A command-line case may end in a usage error: ``irscan: error: ...`` or argparse's."""
+    return bool(case.argv) and any(_USAGE.match(ln) for ln in stderr.splitlines())
+
+
+_USAGE = re.compile(r"^irscan(?: \w+)?: error: \S")
+
+
+def _unreal_location(stderr: str) -> str | None:
+    """The first located error whose line or column is not in the file it names (the file read as
+    irscan reads it, .xz decompressed; lines end at \n, as editors and compilers count them): a
+    location must be somewhere a reader can go.  Line 1, column 1 is always real (an empty file)."""
     for m in _LOCATED.finditer(stderr):
-        path = m.group("path")
-        with contextlib.suppress(OSError):
-            path = str(Path(path).resolve())
+        line, col = int(m.group("line")), int(m.group("col"))
+        if (line, col) == (1, 1):
+            continue
+        try:
+            path = Path(m.group("path"))
+            data = path.read_bytes() if path.is_file() else None
+            if data is not None and path.suffix == ".xz":  # a bomb is read no further than a location needs
+                data = lzma.LZMADecompressor().decompress(data, max_length=1 << 27)
+        except (OSError, lzma.LZMAError):
+            continue
+        if data is None:
+            continue
+        lines = data.decode("utf-8", "replace").split("\n")
+        if line < 1 or line > len(lines) or col < 1 or col > len(lines[line - 1]) + 1:
+            return m.group()
+    return None
+
+
+def _resolved(path: str) -> str:
+    with contextlib.suppress(OSError, RuntimeError):  # RuntimeError: a symlink loop (Python 3.11)
+        return str(Path(path).resolve())
+    return path
+
+
+def _located(stderr: str, target: Path, named: list[str] | tuple[str, ...] = ()) -> bool:
+    """A ``path:line:col: error:`` line whose path is the target, inside it, or (for a file) beside it in
+    its capture folder: a bad meta.json next to a scanned module.mlir is that file's error.  ``named``:
+    the paths a command line gave (``/dev/null``, ``-``), each of which may be what is wrong."""
+    roots = {_resolved(str(target)), *(_resolved(n) for n in named if n)}
+    if not target.is_dir():
+        roots.add(_resolved(str(target.parent)))
+    for m in _LOCATED.finditer(stderr):
+        path = _resolved(m.group("path"))
         if any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots):
             return True
     return False

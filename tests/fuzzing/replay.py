@@ -31,7 +31,7 @@ def _replay_one(k: Klass, conf: dict[str, Any], dest: str) -> tuple[str, str, st
     work = _WORK / f"w{os.getpid()}"
     now: list[str] = []
     for index in k.examples[: conf["tries"]]:
-        case = build_case(conf["seed"], index, conf["scale"], conf["thirdparty"])
+        case = build_case(conf["seed"], index, conf["scale"], conf["thirdparty"], conf["families"])
         out = judge(case, case.materialize(work), conf["timeout"])
         if out.failure == k.key:
             small = shrink_and_save(case, k.key, work, Path(dest), conf["shrink_s"], conf["timeout"])
@@ -48,7 +48,7 @@ def replay(args: argparse.Namespace) -> int:
     findings = Findings.load(Path(args.replay), Path(args.findings), Path(args.cases_dir))
     findings.note = f"Replayed against the tree of {time.strftime('%Y-%m-%d %H:%M:%S')} (statuses below)."
     conf = {"seed": args.seed, "scale": args.scale, "thirdparty": args.thirdparty, "timeout": args.timeout,
-            "shrink_s": args.shrink_s, "tries": 4}  # fmt: skip
+            "shrink_s": args.shrink_s, "tries": 4, "families": args.families}  # fmt: skip
     with ProcessPoolExecutor(args.jobs) as pool:
         futures = [pool.submit(_replay_one, k, conf, str(findings.repro_dir(k.key)))
                    for k in findings.classes.values()]  # fmt: skip

@@ -24,7 +24,8 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-from .case import Case, generate
+from .case import Case
+from .families import generate_any
 from .harness import Outcome, judge
 from .minimize import shrink_and_save
 from .report import Findings
@@ -34,10 +35,10 @@ _WORK = Path(os.environ.get("TMPDIR", "/tmp")) / f"irscan-fuzz-{os.getpid()}"
 _CONF: dict[str, Any] = {}
 
 
-def build_case(seed: int, index: int, scale: int, thirdparty: bool) -> Case:
+def build_case(seed: int, index: int, scale: int, thirdparty: bool, families: str = "classic") -> Case:
     rng = random.Random(f"{seed}:{index}")
     case_scale = scale if rng.random() < 0.3 else 1
-    return generate(rng, load_seeds(thirdparty), case_scale)
+    return generate_any(rng, load_seeds(thirdparty), case_scale, families)
 
 
 def _init(conf: dict[str, Any]) -> None:
@@ -48,7 +49,7 @@ def _init(conf: dict[str, Any]) -> None:
 
 
 def _work(index: int) -> tuple[int, Outcome]:
-    case = build_case(_CONF["seed"], index, _CONF["scale"], _CONF["thirdparty"])
+    case = build_case(_CONF["seed"], index, _CONF["scale"], _CONF["thirdparty"], _CONF["families"])
     out = judge(case, case.materialize(_WORK / f"w{os.getpid()}"), _CONF["timeout"])
     if out.ok:
         out.detail = ""
@@ -56,14 +57,14 @@ def _work(index: int) -> tuple[int, Outcome]:
 
 
 def _shrink(index: int, key: str, dest: str) -> tuple[str, int]:
-    case = build_case(_CONF["seed"], index, _CONF["scale"], _CONF["thirdparty"])
+    case = build_case(_CONF["seed"], index, _CONF["scale"], _CONF["thirdparty"], _CONF["families"])
     small = shrink_and_save(case, key, _WORK / f"m{os.getpid()}", Path(dest), _CONF["shrink_s"], _CONF["timeout"])
     return str(Path(dest) / "input" / small.target), small.size()
 
 
 def run(args: argparse.Namespace) -> int:
     conf = {"seed": args.seed, "scale": args.scale, "thirdparty": args.thirdparty, "timeout": args.timeout,
-            "memory_gb": args.memory_gb, "shrink_s": args.shrink_s}  # fmt: skip
+            "memory_gb": args.memory_gb, "shrink_s": args.shrink_s, "families": args.families}  # fmt: skip
     findings = Findings(Path(args.findings), Path(args.cases_dir), " ".join(sys.argv[1:]))
     next_index, done, t0 = 0, 0, time.time()
     retry: deque[int] = deque()  # cases in flight when a worker died, run again
@@ -105,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
             index, out = result
             if findings.add(index, out):
                 dest = findings.repro_dir(out.failure)
-                build_case(args.seed, index, args.scale, args.thirdparty).save(dest)
+                build_case(args.seed, index, args.scale, args.thirdparty, args.families).save(dest)
                 findings.set_repro(out.failure, str(dest / "input"), out.size)
                 pending[pool.submit(_shrink, index, out.failure, str(dest))] = ("shrink", out.failure)
             if done % args.progress == 0:
@@ -151,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases-dir", default="fuzz-cases", help="where each class's reproducer is saved")
     ap.add_argument("--progress", type=int, default=250, help="print a summary every this many cases")
     ap.add_argument("--budget-s", type=float, default=float("inf"), help="stop starting cases after this long")
+    ap.add_argument("--families", choices=("classic", "new", "all"), default="classic",
+                    help="classic: the first mutators (the case numbers of earlier runs); new: strategies.py, "
+                    "folders.py, cliargs.py; all: both (a replay takes the run's own)")  # fmt: skip
     ap.add_argument("--recheck", metavar="DIR", help="rerun the reproducers saved in DIR instead")
     ap.add_argument("--replay", metavar="JSON", help="replay the classes of an earlier run's findings .json")
     args = ap.parse_args(argv)
