@@ -11,6 +11,11 @@ names the tensor and its modes, so a check can re-express a threshold in the ten
 
 The walk from the widening op to the tensor's pointer follows only adds (of 64-bit offsets of other
 modes), and exactly one scaling, by the element size; anything else leaves the value unexplained.
+
+A value widened and then multiplied by the tensor's own 64-bit dynamic stride of mode m (PTX
+``cvt.s64.s32`` then ``mul.lo.s64``/``mad.lo.s64`` by that stride field, FA4's LSE store at
+``[None, head, batch]``) is that mode's coordinate and nothing else: in bounds it is below
+``argK.shape[m]``, however it was computed (a tile scheduler's FastDivmod quotient, say).
 """
 
 from __future__ import annotations
@@ -19,10 +24,13 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from irscan.analysis.bounds import Bound
+from irscan.analysis.params import field_at
 from irscan.ir import Kind, ParamField
 
 if TYPE_CHECKING:
     from irscan.analysis.dataflow import Graph
+    from irscan.analysis.params import Field
+    from irscan.ir import Op
 
 _DIGITS = re.compile(r"\d{1,4}")
 #: how many ops a walk (to the pointer, or from the pointer to its parameter) may take
@@ -34,6 +42,11 @@ class Coordinates:
 
     gr: Graph
     meta_args: list[dict[str, Any]]
+
+    if TYPE_CHECKING:  # provided by the host class (irscan.analysis.ranges.Ranges, from inputs.py)
+
+        def _fields_of(self, index: int) -> list[Field]: ...
+        def _param_field(self, n: int, op: Op) -> ParamField | None: ...
 
     def coordinate_bound(self, at: int) -> Bound | None:
         """The bound an in-bounds access gives the value widened at op ``at``, if it is a coordinate."""
@@ -57,6 +70,7 @@ class Coordinates:
         """From the widened value to an add with a tensor's pointer, through adds and one scaling."""
         gr = self.gr
         n, scaled = start, scale != 1
+        strided: tuple[int, int] | None = None  # (tensor, mode) whose 64-bit stride multiplies the value
         for _ in range(_STEPS):
             users = [(u, s) for u, s in gr.users(n) if gr.op(u).width == 64 or gr.op(u).kind is Kind.GEP]
             if len(users) != 1:
@@ -64,16 +78,50 @@ class Coordinates:
             u, slot = users[0]
             uop = gr.op(u)
             other = gr.const_operand(u, 1) if uop.kind in (Kind.SHL, Kind.MUL) and slot == 0 else None
-            if other is not None and not scaled:
+            if n == start and not scaled and uop.kind in (Kind.MUL, Kind.MAD) and slot in (0, 1):
+                strided = self._stride_of(u, 1 - slot)
+                if strided is None:
+                    return None
+            elif other is not None and not scaled:
                 scale, scaled = (1 << other) if uop.kind is Kind.SHL else other, True
             elif (uop.kind is Kind.MAD and slot == 2) or (uop.kind is Kind.ADD and not scaled):
                 pass  # another mode's 64-bit offset added, still in elements
             elif uop.kind is Kind.ADD and scaled:
                 found = self._tensor_root(gr.defs(u, 1 - slot))
+                if strided is not None:
+                    return self._strided_bound(*strided, scale) if found == strided[0] else None
                 return self._mode_bound(found, scale) if found is not None else None
             else:
                 return None
             n = u
+        return None
+
+    def _stride_of(self, n: int, slot: int) -> tuple[int, int] | None:
+        """(tensor, mode) when operand ``slot`` of op n reads a 64-bit dynamic stride field of a tensor."""
+        defs = self.gr.defs(n, slot)
+        op = self.gr.op(defs[0]) if len(defs) == 1 else None
+        f = self._param_field(defs[0], op) if op is not None and op.kind in (Kind.ARG, Kind.EXTRACT) else None
+        named = field_at(self._fields_of(f.param), f) if f is not None else None
+        if op is None or f is None or named is None or named.part != "stride" or named.width != 64 or op.width != 64:
+            return None
+        return f.param, named.mode
+
+    def _strided_bound(self, k: int, m: int, unit_bytes: int) -> Bound | None:
+        """The coordinate of mode m of tensor k (its stride multiplied it; ``unit_bytes`` scaled it to
+        bytes, which must be the element size): in bounds below that mode's extent."""
+        meta = self.meta_args[k] if 0 <= k < len(self.meta_args) else None
+        if not isinstance(meta, dict) or _bits(meta.get("dtype")) != 8 * unit_bytes:
+            return None
+        modes = meta.get("modes")
+        if not isinstance(modes, list) or not 0 <= m < len(modes):
+            return None
+        shape = modes[m].get("shape") if isinstance(modes[m], dict) else None
+        shape = shape if isinstance(shape, dict) else {}
+        fact = f"in bounds, a coordinate of mode {m} of arg{k} (a 64-bit stride) is below arg{k}.shape[{m}]"
+        if shape.get("kind") == "dynamic" and shape.get("width") == 32:
+            return Bound(((f"arg{k}.shape[{m}]", 1),), -1, True, fact, k, (m,))
+        if shape.get("kind") == "static" and isinstance(shape.get("value"), int) and shape["value"] >= 1:
+            return Bound((), int(shape["value"]) - 1, True, fact, k, (m,))
         return None
 
     def _tensor_root(self, defs: list[int]) -> int | None:

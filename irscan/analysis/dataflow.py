@@ -67,6 +67,14 @@ class Graph:
         definition), so both uses get one join of the range analysis; the use itself otherwise."""
         return self.same_value.get((n, slot), (n, slot))
 
+    def same_read(self, a: Use, b: Use) -> bool:
+        """Two operands read one value: the same single definition, or (PTX) one join of the same
+        register value (:meth:`join_of`); equal definition sets alone are not enough."""
+        da, db = self.defs(*a), self.defs(*b)
+        if len(da) == 1:
+            return da == db
+        return len(da) > 1 and da == db and (a == b or self.join_of(*a) == self.join_of(*b))
+
     def address_base(self, sink: int, limit: int = 64, through_adds: bool = True) -> int | None:
         """The parameter read (an ARG or EXTRACT op) the address of memory op ``sink`` starts from,
         following bases (GEP, cast, copy, and with ``through_adds`` PTX's ``base + offset``), never

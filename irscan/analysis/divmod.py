@@ -7,30 +7,40 @@ remainder ``x - q*d`` is then a coordinate below d.  The shape is recognised fro
 multiplier, the shifts and the divisor are fields of one kernel parameter, the divisor 4 bytes before
 the multiplier.  Then q is recorded as a quotient of x by that divisor field (by its name: the kernel
 reads it with an op of its own), so :meth:`irscan.analysis.bounds.Relations.remainder_idiom` sees
-``x - q*d`` as ``x % d``; and ``q <= x``.
+``x - q*d`` as ``x % d``.
+
+Whatever the multiplier and the shifts (a field, or a select between two divisors' multipliers, as
+FA4's L2-swizzled scheduler picks one), the shape is an unsigned division: ``h <= x``, so ``x - h``
+does not wrap, ``((x - h) >> s1) + h <= x``, and ``q <= x``.  That holds for every x of the
+register's width, so the quotient's interval is capped at the dividend's as well.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from irscan.analysis.intervals import Interval
 from irscan.ir import Kind, ParamField
 
 if TYPE_CHECKING:
     from irscan.analysis.dataflow import Graph
     from irscan.analysis.intervals import Affine
+    from irscan.analysis.ranges import Atom
 
 
 class FastDivmod:
-    """Needs from its host: ``gr``, ``value``, ``name`` and ``relate``; fills ``fast_quotients``."""
+    """Needs from its host: ``gr``, ``atoms``, ``interval``, ``operand``, ``name`` and ``relate``; fills
+    ``fast_quotients``."""
 
     gr: Graph
     #: quotient atom -> (dividend, the divisor field's name)
     fast_quotients: dict[Any, tuple[Affine, str]]
+    atoms: dict[Any, Atom]
 
     if TYPE_CHECKING:  # provided by the host class (irscan.analysis.ranges.Ranges)
 
-        def value(self, n: int) -> Affine: ...
+        def interval(self, a: Affine, least_harm: bool = False) -> Interval: ...
+        def operand(self, n: int, slot: int) -> Affine: ...
         def name(self, a: Affine) -> str: ...
         def relate(self, key: Any, mult: int, rhs: Affine, fact: str, lower: bool = False) -> None: ...
 
@@ -45,17 +55,25 @@ class FastDivmod:
             sub = self._fd_def(t, 0, Kind.SUB) if t is not None else None
             if h is None or sub is None or gr.defs(sub, 1) != [h]:
                 continue
-            x = gr.defs(sub, 0)
-            for m in (0, 1):
+            slots = [m for m in (0, 1) if gr.same_read((sub, 0), (h, 1 - m))]
+            if not slots:
+                continue
+            xv = self.operand(sub, 0)
+            what = gr.op(q).results[0] if gr.op(q).results else "quotient"  # q is being evaluated: no value
+            fact = f"unsigned division by a multiplier: {what} <= {self.name(xv)}"
+            for m in slots:
                 f = self._fd_field(h, m)
-                if f is None or len(x) != 1 or gr.defs(h, 1 - m) != x or f.offset < 4:
-                    continue
-                divisor = f"arg{f.param}+{f.offset - 4}"
-                xv = self.value(x[0])
-                self.fast_quotients[q] = (xv, divisor)
-                what = gr.op(q).results[0] if gr.op(q).results else "quotient"  # q is being evaluated: no value
-                self.relate(q, 1, xv, f"FastDivmod: {what} = {self.name(xv)} / {divisor}")
-                return
+                if f is not None and f.offset >= 4:
+                    divisor = f"arg{f.param}+{f.offset - 4}"
+                    self.fast_quotients[q] = (xv, divisor)
+                    fact = f"FastDivmod: {what} = {self.name(xv)} / {divisor}"
+                    break
+            xi, at = self.interval(xv), self.atoms.get(q)
+            if xi.lo >= 0:  # x read as the unsigned value it is (a negative x is one above 2^31)
+                self.relate(q, 1, xv, fact)
+                if at is not None:
+                    at.iv = Interval(at.iv.lo, max(at.iv.lo, min(at.iv.hi, xi.hi)))
+            return
 
     def _fd_def(self, n: int, slot: int, kind: Kind) -> int | None:
         d = self.gr.defs(n, slot)
