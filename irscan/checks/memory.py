@@ -63,9 +63,10 @@ class Need:
     tensor: str
     bytes: int
     why: str
+    at: str | None = None  # where it holds, when not at the finding's threshold (checks/other_accesses.py)
 
     def as_json(self, at: str) -> dict[str, Any]:
-        return {"tensor": self.tensor, "bytes": self.bytes, "at": at, "why": self.why}
+        return {"tensor": self.tensor, "bytes": self.bytes, "at": self.at or at, "why": self.why}
 
 
 def element_bits(meta_arg: dict[str, Any] | None) -> int | None:
@@ -162,7 +163,7 @@ def _start_scale(gr: Graph, start: int) -> int | None:
         consts = [c for c in (gr.const_operand(start, 0), gr.const_operand(start, 1)) if c is not None]
         return abs(consts[0]) if consts else None
     if op.kind is Kind.GEP:
-        return _gep_size(gr, start)
+        return gep_size(gr, start)
     return 1
 
 
@@ -176,7 +177,7 @@ def _factor(gr: Graph, n: int, slot: int) -> int | None:
     if k is Kind.SUB:
         return 1 if slot == 0 else None
     if k is Kind.GEP:
-        return 1 if slot == 0 else _gep_size(gr, n)
+        return 1 if slot == 0 else gep_size(gr, n)
     if k is Kind.SHL and slot == 0:
         s = gr.const_operand(n, 1)
         return 1 << s if s is not None and 0 <= s < 63 else None
@@ -188,7 +189,8 @@ def _factor(gr: Graph, n: int, slot: int) -> int | None:
     return None
 
 
-def _gep_size(gr: Graph, n: int) -> int | None:
+def gep_size(gr: Graph, n: int) -> int | None:
+    """Bytes per unit of the index of a GEP with one index (its element size); None for any other GEP."""
     op = gr.op(n)
     size = op.attrs.get("elem_size")
     dyn = [i for i in op.attrs.get("indices", ()) if isinstance(i, tuple)]

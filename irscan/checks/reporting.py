@@ -5,8 +5,9 @@ inputs that exist, and every finding says which facts its verdict rests on.
     only when that extent is itself within a tile of the i32 limit: not a finding.
 (b) A coordinate loaded from memory that indexes a tensor mode is below that mode's extent: the
     tensor then holds at least the coordinate's value along that mode (rule (c) weighs its size).
-(c) Memory feasibility (checks/memory.py): a threshold at which every tensor the access needs exceeds
-    ``--max-memory`` is unreachable.
+(c) Memory feasibility (checks/memory.py): a threshold at which a tensor the kernel addresses with the
+    wrap's inputs exceeds ``--max-memory`` is unreachable: the access's own tensor, an extent's, or
+    that of another access that runs before it (checks/other_accesses.py).
 
 (a) and (b) need relations between values and extents, which the range analysis states as *bounds*:
 ``Ranges.bounds(value)`` (when it has them) returns objects shaped like :class:`Bound`.  Read through
@@ -25,7 +26,7 @@ from typing import Any, Protocol
 from irscan.analysis.dataflow import Graph
 from irscan.analysis.intervals import Affine
 from irscan.analysis.ranges import Ranges
-from irscan.checks import memory
+from irscan.checks import memory, other_accesses
 from irscan.checks.base import Candidate
 from irscan.findings import Finding, fold
 
@@ -153,6 +154,7 @@ def decide(gr: Graph, rg: Ranges, c: Candidate, th: dict[str, Any], path: list[i
         need = memory.access_need(gr, rg, start, path, sink, wrap_value)
         if need is not None:
             needs.append(need)
+    needs += other_accesses.needs(gr, rg, c.value, c.limit, c.widening.node, c.sinks)
     if suppressed is None:
         suppressed = _coordinate_of_an_i32_mode(gr, rg, c, start, path)
     if th.get("input") and th.get("threshold") is not None:
@@ -208,7 +210,9 @@ def apply_memory(f: Finding, max_memory: int) -> None:
         return
     size, cap = memory.human(int(m["bytes"])), memory.human(max_memory)
     if int(m["bytes"]) > max_memory:
-        f.rule_suppressed = f"(c) unreachable within GPU memory: needs {m['tensor']} >= {size} at {m['at']} (> {cap})"
+        f.rule_suppressed = (
+            f"(c) unreachable within GPU memory: needs {m['tensor']} >= {size} at {m['at']} (> {cap}): {m['why']}"
+        )
     else:
         f.facts.append(f"(c) at {m['at']} {m['tensor']} needs {size}: fits in {cap} ({m['why']})")
 
