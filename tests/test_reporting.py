@@ -244,7 +244,8 @@ def test_twins_are_paired_by_the_access_when_line_info_moved_the_shared_multiply
     pair_twins([m, p, other], {("mlir", m.kernel), ("ptx", m.kernel)})
     assert (m.twin, p.twin) == ("p", "m") and other.twin is None
     assert not any("no finding" in n or "no matching finding" in n for n in m.notes + p.notes)
-    assert any("no matching finding" in n for n in other.notes)
+    (note,) = [n for n in other.notes if "no matching finding" in n]
+    assert "NVVM may have narrowed" in note and "(a division, a remainder)" in note  # either, not a verdict
 
 
 def test_a_ptx_finding_shared_by_two_statements_is_named_by_both_mlir_findings() -> None:

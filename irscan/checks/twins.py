@@ -87,4 +87,11 @@ def pair_twins(findings: list[Finding], scanned: set[tuple[str, str]]) -> None:
         p.notes.append(text)
     for f in findings:
         if f.ir == "ptx" and not f.twin and f.kernel in kernels_with_mlir:
-            f.notes.append("MLIR: no matching finding; the narrowing appears only after NVVM's optimisation")
+            # Not "NVVM narrowed it": as often the MLIR is as narrow, but reaches the address through an
+            # op the scan does not follow (flashinfer's QKRMSNorm: the i32 row, sign-extended, then
+            # sdiv/srem by N; PTX's division bypass spells the remainder x - q*N, which it follows).
+            f.notes.append(
+                "MLIR: no matching finding: the MLIR scan saw no 32-bit value that wraps on its way to this "
+                "access's address; NVVM may have narrowed the arithmetic, or the MLIR reaches the address "
+                "through ops the scan does not follow (a division, a remainder)"
+            )
