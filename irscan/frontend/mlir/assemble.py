@@ -29,7 +29,9 @@ Mapping to :mod:`irscan.ir` (what the analysis relies on):
 * ``llvm.load`` (addr 0) / ``llvm.store`` (addr 1) / ``llvm.atomicrmw``, ``llvm.cmpxchg`` (ATOMIC,
   addr 0): width of the loaded/stored integer, space of the pointer, ``attrs["type"]``,
   ``attrs["size"]``.  ``nvvm.*``, ``llvm.intr.*``, ``llvm.call_intrinsic`` and ``llvm.inline_asm``
-  with a pointer operand -> MEMOP, addr = first pointer operand (``attrs["asm"]`` kept for asm).
+  with a pointer operand -> MEMOP, addr = first pointer operand (``attrs["asm"]`` kept for asm); an
+  ``llvm.inline_asm`` whose PTX is a memory statement -> its kind, address operand and space
+  (``attrs["asm_op"]``: the opcode; frontend/mlir/asm.py, memroles.py).
 * ``nvvm.read.ptx.sreg.*`` -> SREG, ``attrs["sreg"]``, ``attrs["range"]`` inclusive.
 * ``llvm.br/cond_br/switch`` -> BRANCH (operands: the condition / switch value only; successor
   operands are in ``Block.succs``); ``llvm.return``, ``llvm.unreachable`` -> RETURN; ``llvm.call`` ->

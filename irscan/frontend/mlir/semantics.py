@@ -337,6 +337,8 @@ def _generic_spec(sp: Spec, body: Body) -> Spec:
             sp.space = space_name(ptr_space(rtypes[0]))
     if name == "llvm.inline_asm":
         sp.attrs["asm"] = info.get("asm", "")
+        if "asm_memory" in info:  # its address operands: memroles.set_address, once types are known
+            sp.attrs["asm_memory"] = info["asm_memory"]
     if name == "llvm.call_intrinsic" and info.get("intrinsic"):
         sp.attrs["intrinsic"] = info["intrinsic"]
     if sp.kind == Kind.OPAQUE and (

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from irscan.frontend.mlir.asm import asm_memory
 from irscan.frontend.mlir.types import canonical_type_text, find_type_tail, parse_type_tail, unparen, vector_elem
 from irscan.frontend.text import STRING_P, balanced, unescape
 
@@ -75,8 +76,16 @@ def soup_info(name: str, raw_body: str) -> dict[str, Any]:
         if m:
             callee = m.group(0)[1:]
             info["callee"] = callee[1:-1] if callee.startswith('"') else callee
-    elif name in ("llvm.inline_asm", "llvm.call_intrinsic"):
+    elif name == "llvm.call_intrinsic":
         m = _ASM_RE.search(raw_body)
         if m:
-            info["asm" if name == "llvm.inline_asm" else "intrinsic"] = unescape(m.group(1))[:200]
+            info["intrinsic"] = unescape(m.group(1))[:200]
+    elif name == "llvm.inline_asm":
+        strings = [unescape(m.group(1)) for _, m in zip(range(2), _ASM_RE.finditer(raw_body), strict=False)]
+        if strings:
+            info["asm"] = strings[0][:200]  # for reports
+        if len(strings) == 2:  # the asm text and its constraints: what memory it accesses, if any
+            mem = asm_memory(strings[0], strings[1])
+            if mem is not None:
+                info["asm_memory"] = mem
     return info
