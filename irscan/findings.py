@@ -199,13 +199,24 @@ def fold(findings: Iterable[Finding]) -> list[Finding]:
     ``sinks`` are the union.  A PTX group is spoken for by the twin of its MLIR finding when it has
     one, so twins stay paired within one module."""
     groups: dict[tuple[object, ...], list[Finding]] = {}
+    ptx: dict[tuple[str, str], Finding] = {}
     for f in findings:
         groups.setdefault(access_key(f), []).append(f)
+        if f.ir == "ptx":
+            ptx[(_scope(f), f.id)] = f
+
+    def twin_held_back(f: Finding) -> bool:
+        """Its PTX twin is held back: of equals, an MLIR finding whose twin is reported speaks for the
+        group (in a module where the PTX has only another widening point of the access, the MLIR finding
+        pairs with that one, which must not speak for the PTX line where it is reported elsewhere)."""
+        t = ptx.get((_scope(f), f.twin)) if f.twin else None
+        return t is not None and t.rule_suppressed is not None
+
     reps: dict[tuple[object, ...], Finding] = {}
     twins_wanted: set[tuple[str, str]] = set()
     for key, group in groups.items():
         if key[1] != "ptx":
-            rep = min(group, key=_rank)
+            rep = min(group, key=lambda f: (*_rank(f), twin_held_back(f)))
             reps[key] = rep
             if rep.twin:
                 twins_wanted.add((_scope(rep), rep.twin))

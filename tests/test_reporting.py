@@ -232,6 +232,18 @@ def test_fold_keeps_one_finding_per_access_with_counts_and_modules() -> None:
     assert a.sinks == [{"kind": "load"}, {"kind": "store"}]
 
 
+def test_a_held_back_twin_does_not_speak_for_a_ptx_line_reported_in_another_module() -> None:
+    """Module A's PTX has only another widening point of the access (held back), which its MLIR finding
+    pairs with; module B's PTX has the wrapping one, reported.  The PTX line stays reported, twinned."""
+    m_a = _finding(id="ma", twin="pa", ir_file="a/module.mlir")
+    p_a = _finding(id="pa", twin="ma", ir="ptx", ir_file="a/module.ptx", rule_suppressed="(a) held back")
+    m_b = _finding(id="mb", twin="pb", ir_file="b/module.mlir")
+    p_b = _finding(id="pb", twin="mb", ir="ptx", ir_file="b/module.ptx")
+    out = fold([m_a, p_a, m_b, p_b])
+    assert [(f.ir, f.id, f.twin) for f in out] == [("mlir", "mb", "pb"), ("ptx", "pb", "mb")]
+    assert not out[1].rule_suppressed
+
+
 def _sink(line: int, kind: str = "load", tensor: str = "arg1") -> dict[str, Any]:
     return {"sinks": [{"statement": ["/home/me/prog/k.py", line], "kind": kind, "tensor": tensor}]}
 
