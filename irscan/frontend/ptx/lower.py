@@ -14,7 +14,8 @@ any depth: the walk keeps them on an explicit stack, never Python's.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from irscan.frontend.ptx.ast import (
@@ -36,7 +37,7 @@ from irscan.frontend.ptx.idioms import NarrowingIdioms
 from irscan.frontend.ptx.instr import lower_instr
 from irscan.frontend.ptx.names import FunctionNames
 from irscan.frontend.ptx.opcodes import TYPE_BYTES
-from irscan.ir import Block, Function, Kind, Loc, Module, Param, Successor
+from irscan.ir import Block, Function, Kind, Loc, Module, Op, Param, ParamField, Successor
 
 
 class _Lowerer:
@@ -181,7 +182,7 @@ class _Lowerer:
         if self.block is not self.idiom_block:  # the narrowing idioms are matched within a block
             self.idioms.new_block()
             self.idiom_block = self.block
-        out = self.idioms.lower(op, self._new_id)
+        out = [x for one in _param_elements(op, self._new_id) for x in self.idioms.lower(one, self._new_id)]
         self.block.ops.extend(out)
         if op.kind is Kind.BRANCH or op.kind is Kind.RETURN:
             self.after_term = True
@@ -191,6 +192,21 @@ class _Lowerer:
     def _new_id(self) -> int:
         self.next_id += 1
         return self.next_id - 1
+
+
+def _param_elements(op: Op, new_id: Callable[[], int]) -> list[Op]:
+    """``ld.param.v2.b32 {%r70, %r71}, [p+8]`` as two reads, of p+8 and p+12: each register is its own
+    parameter field (a shape and a stride, say); as one op both would read the field at p+8."""
+    f = op.attrs.get("field")
+    if op.kind is not Kind.ARG or not isinstance(f, ParamField) or len(op.results) < 2:
+        return [op]
+    size = int(op.attrs.get("elem_size", max(1, op.width // 8)))
+    out = []
+    for i, r in enumerate(op.results):
+        attrs = {k: v for k, v in op.attrs.items() if k not in ("vec", "elem_size")}
+        attrs["field"] = ParamField(f.param, f.offset + i * size, f.width)
+        out.append(replace(op, id=op.id if i == 0 else new_id(), results=(r,), attrs=attrs))
+    return out
 
 
 def _unquote(s: str) -> str:
