@@ -10,10 +10,12 @@ or a captured module could not be scanned); 130 interrupted (141: stdout closed 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -138,16 +140,39 @@ def _irs(value: str) -> tuple[str, ...]:
     return irs
 
 
+def _path(value: str, what: str = "a path") -> Path:
+    """A path from the command line; ``""`` would be Path("."), the current folder, which nobody named."""
+    from irscan.resources import UsageError
+
+    if not value:
+        raise UsageError(f"{what} is empty")
+    return Path(value)
+
+
+@contextlib.contextmanager
+def _writing(option: str, path: Path) -> Iterator[None]:
+    """Writing an output the command line named (``--dot``, ``--write-baseline``): a path that cannot
+    be written (a folder, a file where a folder belongs, a missing parent, /proc) is bad usage, exit 2."""
+    from irscan.resources import UsageError
+
+    try:
+        yield
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: {exc.strerror or exc}") from exc
+
+
 def cmd_scan(args: argparse.Namespace) -> int:
     from irscan.pipeline import reaches, scan_paths
 
-    res = scan_paths([Path(p) for p in args.paths], _irs(args.ir), args.max_memory)
+    res = scan_paths([_path(p) for p in args.paths], _irs(args.ir), args.max_memory)
     extra = _triage(res, args)
     _emit(res, args.format, show_all=args.all, **extra)
-    if args.dot:  # a picture of each finding's chain (irscan/report/dot.py)
+    if args.dot is not None:  # a picture of each finding's chain (irscan/report/dot.py)
         from irscan.report.dot import write_all
 
-        write_all(res.findings, Path(args.dot))
+        dot = _path(args.dot, "--dot")
+        with _writing("--dot", dot):
+            write_all(res.findings, dot)
     return EXIT_FINDINGS if reaches(res.findings, args.fail_on) else 0
 
 
@@ -163,6 +188,8 @@ def _memory_size(text: str) -> int:
         return parse_size(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+    except OverflowError:  # 400 digits: past a float; argparse lets anything but ValueError escape
+        raise argparse.ArgumentTypeError(f"not a memory size: {text[:40]!r}...: too large") from None
 
 
 def _add_rule_options(p: argparse.ArgumentParser) -> None:
@@ -186,8 +213,10 @@ def _triage(res: ScanResult, args: argparse.Namespace) -> dict[str, Any]:
     from irscan.diff import baseline, triage
 
     res.findings, t = triage.findings(res.findings, res.accesses, Path(args.baseline) if args.baseline else None)
-    if args.write_baseline:
-        baseline.write(Path(args.write_baseline), res.findings)
+    if args.write_baseline is not None:
+        out = _path(args.write_baseline, "--write-baseline")
+        with _writing("--write-baseline", out):
+            baseline.write(out, res.findings)
         print(f"irscan: wrote {len(res.findings)} finding(s) to the baseline {args.write_baseline}", file=sys.stderr)
         res.findings = []
     if args.format == "text":
@@ -204,7 +233,7 @@ def _report_of(path: str, irs: tuple[str, ...]) -> dict[str, Any]:
     from irscan.pipeline import scan_paths
     from irscan.report import json as json_report
 
-    if is_report(Path(path)):
+    if is_report(_path(path)):
         return load_report(Path(path))
     res = scan_paths([Path(path)], irs)
     doc = json_report.document(res.findings, res.kernels, res.unseen, errors=res.errors, accesses=res.accesses)
