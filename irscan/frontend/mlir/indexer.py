@@ -143,13 +143,15 @@ class _Indexer(Outline):
             first_line = lineno
             if s[-1] == "[":  # an op printed on several lines (llvm.switch cases): join them
                 joined = [s]
+                last_raw = raw  # the end of input is on the last line read, not on the op's first
                 for more in it:
                     lineno += 1
+                    last_raw = more
                     joined.append(more.strip())
                     if joined[-1].startswith("]"):
                         break
                 else:
-                    raise IRSyntaxError(self.path, lineno, len(raw) + 1, "unexpected end of input", ["]"])
+                    raise IRSyntaxError(self.path, lineno, len(last_raw) + 1, "unexpected end of input", ["]"])
                 first_text = s
                 s = " ".join(joined)
             else:
