@@ -56,8 +56,11 @@ def _scan_argv(rng: random.Random) -> list[str]:
     return argv
 
 
-def _other_argv(rng: random.Random) -> list[str]:
-    cmd = rng.choice(("diff", "diff", "rules", "report", "patch"))
+COMMANDS = ("diff", "diff", "rules", "report", "patch")  # besides scan, with their weights
+
+
+def _other_argv(rng: random.Random, commands: tuple[str, ...]) -> list[str]:
+    cmd = rng.choice(commands)
     if cmd == "diff":
         argv = ["diff", rng.choice(_IN_PATHS), rng.choice(_IN_PATHS)]
         argv += _opt(rng, 0.3, "--format", rng.choice(_FORMATS))
@@ -72,9 +75,9 @@ def _other_argv(rng: random.Random) -> list[str]:
     return ["patch", rng.choice(("{}/bad.json", *_IN_PATHS)), "-o", rng.choice(_OUT_PATHS)]
 
 
-def cli_case(rng: random.Random, seed: Seed, scale: int) -> Case:
-    """One command line around a copy of ``seed``'s capture."""
-    argv = _scan_argv(rng) if rng.random() < 0.6 else _other_argv(rng)
+def cli_case(rng: random.Random, seed: Seed, scale: int, commands: tuple[str, ...] = COMMANDS) -> Case:
+    """One command line around a copy of ``seed``'s capture (``scan``, or one of ``commands``)."""
+    argv = _scan_argv(rng) if rng.random() < 0.6 else _other_argv(rng, commands)
     files = _files(seed, rng)
     what = [f"seed {seed.name}/{seed.filename}", "irscan " + " ".join(repr(a) if not a else a for a in argv)]
     return Case(files, "", what, None, "CLI", links=(("link_loop", "link_loop"),), argv=tuple(argv))

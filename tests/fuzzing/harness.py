@@ -99,6 +99,16 @@ def _alarm(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, old)
 
 
+@contextlib.contextmanager
+def _chdir(path: Path) -> Iterator[None]:  # contextlib.chdir is Python 3.11+
+    old = Path.cwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
 def _call_cli(argv: list[str]) -> tuple[int | None, str, str, BaseException | None]:
     from irscan import cli
 
@@ -145,12 +155,15 @@ def judge(case: Case, target: Path, timeout: float = 10.0) -> Outcome:
     try:
         with _alarm(timeout):
             argv = case_argv(case, target)
-            rc, stdout, stderr, err = _call_cli(argv)
+            # a command line's relative paths (".", "-") are the case folder's, never the repository's
+            with _chdir(target if case.argv else Path.cwd()):
+                rc, stdout, stderr, err = _call_cli(argv)
             out.rc = rc
             if err is not None:
                 return _exception_outcome(err, case, out, "escaped")
             if rc == 3:
-                inner = _internal_exception(argv)
+                with _chdir(target if case.argv else Path.cwd()):
+                    inner = _internal_exception(argv)
                 if inner is not None:
                     return _exception_outcome(inner, case, out, "internal")
     except CaseTimeout as exc:

@@ -1,0 +1,170 @@
+"""The error contract under the second generation of fuzz strategies (tests/fuzzing/strategies.py,
+folders.py, cliargs.py): a bounded, deterministic slice of each new family, and one named case per
+class of failure the long run with ``--families new`` found, kept as fixed regressions.
+
+The contract (README "Exit codes"): exit 0/1, or 2 with ``path:line:col: error: ...`` at a line and
+column that exist in that file (or ``irscan: error: ...`` for bad usage); never a traceback, exit 3
+or a hang."""
+
+from __future__ import annotations
+
+import lzma
+import os
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fuzzing.case import Case
+from fuzzing.cliargs import COMMANDS, cli_case
+from fuzzing.families import generate_new
+from fuzzing.folders import xz_bomb
+from fuzzing.harness import Outcome, judge
+from fuzzing.seeds import load_seeds
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+SEEDS = load_seeds(thirdparty=False, max_chars=80_000)
+HANG_S = 20.0  # a hang guard, not a timing threshold
+
+
+def _check(case: Case, root: Path) -> Outcome:
+    out = judge(case, case.materialize(root), HANG_S)
+    assert out.ok, (
+        f"contract broken: {out.failure} (rc={out.rc})\ncase: {'; '.join(case.what)}\n"
+        f"last line: {out.last_line}\n{out.detail}"
+    )
+    return out
+
+
+def _family_test(family: str, examples: int) -> Callable[..., None]:
+    @settings(max_examples=examples, derandomize=True, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @given(rng=st.randoms(use_true_random=False))
+    def test(rng: random.Random, tmp_path_factory: pytest.TempPathFactory) -> None:
+        _check(generate_new(rng, SEEDS, 1, family), tmp_path_factory.getbasetemp() / f"fuzz-{family}")
+
+    test.__name__ = f"test_contract_holds_for_{family}"
+    test.__doc__ = f"{examples} generated cases of the new family {family!r} keep the error contract."
+    return test
+
+
+test_contract_holds_for_new_ir_strategies = _family_test("ir2", 80)
+test_contract_holds_for_hostile_folders = _family_test("folder", 25)
+
+#: irscan patch breaks the contract on bad paths (irscan/patching, open: see the xfail below)
+_NO_PATCH = tuple(c for c in COMMANDS if c != "patch")
+
+
+@settings(max_examples=40, derandomize=True, database=None, deadline=None, phases=[Phase.generate],
+          suppress_health_check=list(HealthCheck))  # fmt: skip
+@given(rng=st.randoms(use_true_random=False))
+def test_contract_holds_for_hostile_command_lines(rng: random.Random, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """40 generated command lines (scan, diff, rules, report) keep the error contract."""
+    _check(cli_case(rng, rng.choice(SEEDS), 1, _NO_PATCH), tmp_path_factory.getbasetemp() / "fuzz-cli")
+
+
+@pytest.mark.xfail(strict=True, reason="open: irscan/patching/offline.py lets OSError (-o under a file, /proc), "
+                   "RuntimeError (-o a symlink loop) and the DSL's MLIRError (input not IR) out as exit 3")  # fmt: skip
+@pytest.mark.parametrize("argv", [("{}/afile", "-o", "{}/out"), ("{}/cap", "-o", "/proc/x"),
+                                  ("{}/cap", "-o", "{}/loop")], ids=["not-ir", "proc", "loop"])  # fmt: skip
+def test_patch_bad_paths_keep_the_contract(argv: tuple[str, ...], tmp_path: Path) -> None:
+    files: dict[str, bytes | None] = {"cap/module.mlir": _seed("mlir").encode(), "afile": b"{\n"}
+    _check(Case(files, "", ["patch"], links=(("loop", "loop"),), argv=("patch", *argv)), tmp_path)
+
+
+def _seed(ir: str) -> str:
+    return next(s.text for s in SEEDS if s.name.startswith("captures/elementwise_static_100k/") and s.ir == ir)
+
+
+def _scan(
+    tmp_path: Path, files: dict[str, bytes | None], target: str, links: tuple[tuple[str, str], ...] = ()
+) -> Outcome:
+    return _check(Case(files, target, [target], links=links), tmp_path)
+
+
+def test_a_multi_line_op_cut_at_the_end_is_located_on_the_last_line(tmp_path: Path) -> None:
+    """An op printed over several lines (``... [`` then the cases) that the file ends inside: the end
+    of input is on the last line, not at the first line's length past it (was 2:5 of an empty line)."""
+    out = _scan(tmp_path, {"m.mlir": b"e.p[\n"}, "m.mlir")
+    assert out.rc == 2
+
+
+def test_a_location_outside_the_file_breaks_the_contract(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The judge itself: exit 2 at a column past the end of its line is a breach, not a location."""
+    import irscan.pipeline as pipeline
+    from irscan.ir import IRSyntaxError
+
+    case = Case({"m.ptx": b"abc\n"}, "m.ptx", ["short file"])
+    target = case.materialize(tmp_path)
+
+    def far(paths: list[Path], *_a: object, **_k: object) -> None:
+        raise IRSyntaxError(str(paths[0]), 1, 9, "unexpected end of input", [])
+
+    monkeypatch.setattr(pipeline, "scan_paths", far)
+    assert (judge(case, target).failure or "").startswith("exit2-location-outside-input")
+
+
+def test_an_xz_bomb_is_refused_at_the_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An .xz that unpacks to more than irscan reads is refused at 1:1 once the limit is unpacked,
+    not decompressed whole into memory (a 64 MiB bomb against a 1 MiB limit here)."""
+    import irscan.resources as resources
+
+    monkeypatch.setattr(resources, "MAX_TEXT_BYTES", 1 << 20)
+    case = Case({"module.ptx.xz": xz_bomb(64)}, "module.ptx.xz", ["xz bomb"])
+    from fuzzing.harness import _call_cli
+
+    rc, _, stderr, err = _call_cli(["scan", str(case.materialize(tmp_path))])
+    assert err is None and rc == 2
+    assert ":1:1: error: decompresses to more than 1 MiB" in stderr
+
+
+def test_concatenated_xz_streams_are_read_whole(tmp_path: Path) -> None:
+    """What ``xz`` itself accepts: two streams one after the other are one file."""
+    text = _seed("ptx").encode()
+    half = len(text) // 2
+    data = lzma.compress(text[:half]) + lzma.compress(text[half:])
+    assert _scan(tmp_path, {"module.ptx.xz": data}, "module.ptx.xz").rc in (0, 1)
+
+
+def test_a_symlink_loop_named_like_ir_is_located(tmp_path: Path) -> None:
+    out = _scan(tmp_path, {}, "module.mlir", links=(("module.mlir", "module.mlir"),))
+    assert out.rc == 2
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/mem"), reason="needs Linux /proc")
+def test_a_file_that_fails_to_read_is_located(tmp_path: Path) -> None:
+    """/proc/self/mem stats as a regular file and fails with EIO on read: 1:1, not ``irscan: error:``."""
+    out = _scan(tmp_path, {}, "module.mlir", links=(("module.mlir", "/proc/self/mem"),))
+    assert out.rc == 2
+
+
+def _cli(tmp_path: Path, *argv: str) -> Outcome:
+    files: dict[str, bytes | None] = {"cap/module.ptx": _seed("ptx").encode(), "afile": b"x\n", "adir": None}
+    return _check(Case(files, "", ["cli"], argv=("scan", "{}/cap", *argv)), tmp_path)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("--dot", "{}/afile"),  # a file where the folder goes
+        ("--dot", "{}/afile/sub"),  # a file where a parent goes
+        ("--write-baseline", "{}/adir"),  # a folder where the file goes
+        ("--write-baseline", "{}/nosuch/x.json"),  # a missing parent
+        ("--max-memory", "9" * 400),  # past a float: OverflowError escaped argparse
+        ("--dot", ""),  # the empty path was ".", the current folder
+        ("{}/cap", ""),
+    ],
+    ids=[
+        "dot-file",
+        "dot-under-file",
+        "baseline-dir",
+        "baseline-no-parent",
+        "memory-400-digits",
+        "dot-empty",
+        "empty-path",
+    ],  # fmt: skip
+)
+def test_bad_command_line_values_are_usage_errors(argv: tuple[str, ...], tmp_path: Path) -> None:
+    out = _cli(tmp_path, *argv)
+    assert out.rc == 2
