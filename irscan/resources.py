@@ -114,4 +114,8 @@ def read_text(path: str | Path) -> str:
             data = _decompress(data, path)
         except lzma.LZMAError:
             raise IRSyntaxError(str(path), 1, 1, "not a valid xz stream", ["an xz-compressed IR file"]) from None
-    return decode(data, path)
+    text = decode(data, path).removeprefix("\ufeff")  # a UTF-8 BOM (Windows tools): no editor shows it
+    if "\r" in text:  # CRLF and lone CR (classic Mac, a bad pipe) end lines as \n does, in editors too;
+        # read as one line, a CR-only module had no kernel in it ("clean") or was all one comment
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
