@@ -81,6 +81,8 @@ def parse_module(text: str, path: str, full: bool = False) -> ir.Module:
     Raises :class:`irscan.ir.IRSyntaxError` (file line and column, what was expected) on bad or
     truncated input, on either path.
     """
+    if "\t" in text:  # MLIR's lexer takes a tab for a blank; both paths' patterns are written for the
+        text = text.replace("\t", " ")  # printer's spaces. One character for one: lines and columns stay
     if not full:
         try:
             return index_module(text, path)
