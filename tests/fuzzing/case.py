@@ -22,7 +22,8 @@ class Case:
     ``fifos`` are named pipes; ``target`` is what is scanned (``""``: the case folder itself);
     ``mutated`` is the file that minimisation shrinks; ``area`` is the part of the input attacked;
     ``links`` are symlinks (path, what it points to); ``argv`` replaces ``scan TARGET`` (``{}`` in an
-    argument is the case folder) for a case that attacks the command line."""
+    argument is the case folder) for a case that attacks the command line; ``twin``: an input that
+    must get the same answer."""
 
     files: dict[str, bytes | None]
     target: str
@@ -32,6 +33,7 @@ class Case:
     fifos: tuple[str, ...] = ()
     links: tuple[tuple[str, str], ...] = ()
     argv: tuple[str, ...] = ()
+    twin: Case | None = None  # the same input before a meaning-preserving change (metamorphic.py)
 
     def size(self) -> int:
         """Bytes of input as irscan reads them (an .xz counts decompressed): the measure time is linear in."""
@@ -67,6 +69,8 @@ class Case:
         (folder / "case.json").write_text(json.dumps(info, indent=1) + "\n")
         argv = " ".join(self.argv).replace("{}", str(target)) if self.argv else f"scan {target}"
         (folder / "README").write_text(f"irscan {argv}\n# {'; '.join(self.what)}\n")
+        if self.twin is not None:
+            self.twin.save(folder / "twin")
         return target
 
     @classmethod
@@ -78,8 +82,9 @@ class Case:
             p = root / rel
             files[rel] = None if p.is_dir() else p.read_bytes()
         links = tuple((a, b) for a, b in info.get("links", ()))
+        twin = cls.load(folder / "twin") if (folder / "twin" / "case.json").exists() else None
         return cls(files, info["target"], info["what"], info["mutated"], info["area"], tuple(info["fifos"]), links,
-                   tuple(info.get("argv", ())))  # fmt: skip
+                   tuple(info.get("argv", ())), twin)  # fmt: skip
 
 
 #: an xz bomb is counted this far (past irscan's own limit, resources.MAX_TEXT_BYTES), in 16 MiB steps

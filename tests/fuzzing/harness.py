@@ -142,9 +142,10 @@ def _internal_exception(argv: list[str]) -> BaseException | None:
 
 
 def case_argv(case: Case, target: Path) -> list[str]:
-    """The command line of a case: ``scan TARGET``, or the case's own with ``{}`` the case folder."""
+    """The command line of a case: ``scan TARGET`` (in JSON when a twin's answer is compared), or the
+    case's own with ``{}`` the case folder."""
     if not case.argv:
-        return ["scan", str(target)]
+        return ["scan", str(target)] if case.twin is None else ["scan", "--format", "json", str(target)]
     return [a.replace("{}", str(target)) for a in case.argv]
 
 
@@ -191,7 +192,28 @@ def judge(case: Case, target: Path, timeout: float = 10.0) -> Outcome:
     elif rc == 2 and (bad := _unreal_location(stderr)):
         out.failure, out.area = f"exit2-location-outside-input:{_template(bad)}", _area("", case)
         out.last_line, out.detail = bad[:200], stderr[-3000:]
+    elif case.twin is not None:
+        _compare_twin(case, target, rc, stdout, stderr, out, timeout)
     return out
+
+
+def _compare_twin(
+    case: Case, target: Path, rc: int | None, stdout: str, stderr: str, out: Outcome, timeout: float
+) -> None:
+    """A meaning-preserving change must not change the answer (metamorphic.py)."""
+    from .metamorphic import answer, twin_root
+
+    assert case.twin is not None
+    _, where = twin_root(case, target)
+    twin_target = case.twin.materialize(where)
+    with _alarm(timeout):
+        trc, tout, terr, _ = _call_cli(["scan", "--format", "json", str(twin_target)])
+    mine, theirs = answer(rc, stdout), answer(trc, tout)
+    if mine != theirs:
+        how = case.what[-1]
+        out.failure, out.area = f"metamorphic:{how}", "frontend"
+        out.last_line = f"rc {rc} vs {trc} for the original; {stderr.strip()[:150]}"
+        out.detail = f"this case: {str(mine)[:1200]}\noriginal:  {str(theirs)[:1200]}\n{stderr[-800:]}"
 
 
 def _usage(stderr: str, case: Case) -> bool:
@@ -204,7 +226,7 @@ _USAGE = re.compile(r"^irscan(?: \w+)?: error: \S")
 
 def _unreal_location(stderr: str) -> str | None:
     """The first located error whose line or column is not in the file it names (the file read as
-    irscan reads it, .xz decompressed; lines end at \n, as editors and compilers count them): a
+    irscan reads it, .xz decompressed; lines end at \n, \r\n or \r, as editors count them): a
     location must be somewhere a reader can go.  Line 1, column 1 is always real (an empty file)."""
     for m in _LOCATED.finditer(stderr):
         line, col = int(m.group("line")), int(m.group("col"))
@@ -219,7 +241,7 @@ def _unreal_location(stderr: str) -> str | None:
             continue
         if data is None:
             continue
-        lines = data.decode("utf-8", "replace").split("\n")
+        lines = re.split(r"\r\n|\r|\n", data.decode("utf-8", "replace"))
         if line < 1 or line > len(lines) or col < 1 or col > len(lines[line - 1]) + 1:
             return m.group()
     return None
