@@ -6,8 +6,9 @@ computes the grid as ``ceil(M / 128)``, so ``128*ctaid.x <= M - 1``, and the val
 (:class:`Upper`, ``mult·atom <= rhs``), recorded where the analysis meets them:
 
 - ``x % d``: at most ``d - 1`` (``d - g`` when x and d are both multiples of g: the layouts' ``div=``),
-  and at most ``x`` for ``x >= 0``; PTX's ``x - (x / d)·d`` and CuTe's FastDivmod remainder
-  (irscan/analysis/divmod.py) evaluate to such a remainder;
+  and at most ``x`` for ``x >= 0``; PTX's ``x - (x / d)·d``, CuTe's FastDivmod remainder
+  (irscan/analysis/divmod.py) and ``x - d·q`` with q a multiply-high by a magic number proved to be
+  ``x / d`` (irscan/analysis/magic.py) evaluate to such a remainder;
 - floor multiples and quotients: ``t·(x / t) <= x``, ``x / d <= x``, ``(x >> s)·2^s <= x``,
   ``x & m <= x``, ``(x / d)·d`` between ``x - d + 1`` and ``x``, ``mulhi(x, m) <= x``; and the
   remainders they leave: ``x - (x & -2^k)``, ``x - 2^k·(x >> k)`` and ``x - d·(x / d)`` are ``x % 2^k``
@@ -35,6 +36,7 @@ from math import ceil
 from typing import TYPE_CHECKING, Any
 
 from irscan.analysis.intervals import Affine, bitwise, render
+from irscan.analysis.intervals import single as _single
 from irscan.ir import Kind
 
 if TYPE_CHECKING:
@@ -366,11 +368,6 @@ class Relations:
             i32 = i32 and at.iv.hi <= I32_MAX
         terms = tuple(sorted((n, ceil(c)) for n, c in by_name.items() if ceil(c)))
         return Bound(terms, ceil(const), i32, "; ".join(dict.fromkeys(facts)))
-
-
-def _single(a: Affine) -> Any:
-    """The atom key of a value that is one atom, else None."""
-    return a.terms[0][0] if len(a.terms) == 1 and a.terms[0][1] == 1 and not a.const else None
 
 
 def _cancels(x: Affine, y: Affine) -> bool:

@@ -132,6 +132,11 @@ def bitwise(k: Kind, a: Interval, b: Interval, w: int, signed: bool | None) -> I
     return full
 
 
+def single(a: Affine) -> Any:
+    """The atom key of a value that is one atom, else None."""
+    return a.terms[0][0] if len(a.terms) == 1 and a.terms[0][1] == 1 and not a.const else None
+
+
 def paren(s: str) -> str:
     """A name in parentheses when it has spaces (an operand of a larger expression's name)."""
     return f"({s})" if " " in s else s

@@ -22,11 +22,13 @@ from typing import Any, TypeVar
 from irscan.analysis.bounds import Bound, Relations, Upper
 from irscan.analysis.coords import Coordinates
 from irscan.analysis.dataflow import Graph
+from irscan.analysis.decide import Decisions
 from irscan.analysis.divmod import FastDivmod
 from irscan.analysis.guards import Guards
 from irscan.analysis.inputs import Facts, Inputs
 from irscan.analysis.intervals import Affine, Interval, bitwise, free_range, paren, render, signed_range
 from irscan.analysis.loops import Cycle, Eval, LoopBounds
+from irscan.analysis.magic import Magic, MagicDivision
 from irscan.analysis.params import Field
 from irscan.ir import Kind, Op
 
@@ -60,7 +62,7 @@ HUGE = 1 << 1024
 
 
 @dataclass
-class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod):
+class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod, MagicDivision, Decisions):
     """Lazy, memoised evaluation of ideal values over one function's graph.
 
     The evaluation is written as generators (:data:`irscan.analysis.loops.Eval`): where a value needs
@@ -87,6 +89,8 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod):
     floors: dict[Any, tuple[Affine, int]] = field(default_factory=dict)
     fast_quotients: dict[Any, tuple[Affine, str]] = field(default_factory=dict)
     divisors: dict[Any, int] = field(default_factory=dict)
+    magics: dict[Any, Magic] = field(default_factory=dict)
+    sign_bits: dict[Any, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.meta_args = self.aligned_meta(self.meta_args)
@@ -314,7 +318,7 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod):
             return (yield from self._operand(n, 0))
         if k is Kind.ADD and len(op.operands) == 2:
             a, b = yield from self._operands(n)
-            return a.add(b)
+            return self.magic_sum(n, a, b) or a.add(b)  # a signed magic division's last add (magic.py)
         if k is Kind.SUB and len(op.operands) == 2:
             a, b = yield from self._operands(n)
             return self.remainder_idiom(n, a, b, w) or a.add(b, -1)
@@ -342,8 +346,12 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod):
             ia, ib = self.interval(a), self.interval(b)
             res = self._derived(n, render(k, self.name(a), self.name(b)), bitwise(k, ia, ib, w, op.signed), (a, b))
             self.relate_op(k, res, a, b, w)
+            self.note_magic(k, res, a, b, w, op.signed)  # a division by a constant (magic.py)
             return res
         if k is Kind.SELECT and len(op.operands) == 3:
+            arm = yield from self._decided(n)  # a condition the ranges decide (decide.py)
+            if arm is not None:
+                return (yield from self._operand(n, 1 if arm else 2))
             a = yield from self._operand(n, 1)
             b = yield from self._operand(n, 2)
             if a == b:
