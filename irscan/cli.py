@@ -56,7 +56,10 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace, out: Path, stdout_to_stderr: bool = False) -> int:
     """Run the user's program with capture armed; after Ctrl-C, say what became of the captures."""
     from irscan.capturing.runner import run_program
+    from irscan.resources import UsageError
 
+    if out.exists() and not out.is_dir():  # the hook would fail to write each capture: say so before the run
+        raise UsageError(f"--out {out} is not a folder")
     created = not out.exists()
     try:
         cache = getattr(args, "dsl_cache", False)  # audit only; patch mode and the guard keep caches off
