@@ -182,3 +182,18 @@ def test_a_meaning_preserving_rewrite_gets_the_same_answer(change: str, ir: str,
     seed = next(s for s in SEEDS if s.name.startswith("captures/elementwise_static_100k/") and s.ir == ir)
     out = _check(same_case(random.Random(0), seed, change), tmp_path / "case")
     assert out.rc == 1  # read, and the seed's own finding reported (the judge compared the rest)
+
+
+@pytest.mark.parametrize("cmd", ["audit", "capture"])
+def test_an_out_that_is_a_file_is_refused_before_the_program_runs(cmd: str, tmp_path: Path) -> None:
+    """``--out`` naming a file: every capture would fail to be written (exit 5, 'no kernel was
+    captured', after the whole run); it is bad usage, said before the program starts."""
+    import sys
+
+    from fuzzing.harness import _call_cli
+
+    out, ran = tmp_path / "afile", tmp_path / "ran"
+    out.write_text("x\n")
+    rc, _, stderr, err = _call_cli([cmd, "--out", str(out), "--", sys.executable, "-c", f"open({str(ran)!r}, 'w')"])
+    assert err is None and rc == 2 and "is not a folder" in stderr
+    assert not ran.exists()
