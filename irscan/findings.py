@@ -70,6 +70,9 @@ class Finding:
     modules: list[str] = field(default_factory=list)
     #: the access the finding is about, as both IRs see it: the sink's statement, kind and tensor (twins)
     access: dict[str, Any] | None = None
+    #: the canonical expression the id hashes when it is not ``expression``'s (a folded group's smallest;
+    #: not part of the JSON document)
+    id_expression: str | None = None
 
     def __post_init__(self) -> None:
         if not self.id:
@@ -78,7 +81,9 @@ class Finding:
             self.modules = [self.ir_file]
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        del d["id_expression"]
+        return d
 
 
 # -- stable ids --
@@ -141,7 +146,7 @@ def base_id(f: Finding) -> str:
     Python statement (portable file and line; the kernel's def line when the IR has no line info) and
     the canonical expression."""
     where = [portable_path(f.file), f.line or 0] if f.file else ["", 0]
-    key = [kernel_key(f.kernel), f.ir, f.check, *where, canonical_expression(f.expression)]
+    key = [kernel_key(f.kernel), f.ir, f.check, *where, canonical_expression(f.id_expression or f.expression)]
     return hashlib.sha1(json.dumps(key).encode()).hexdigest()[:12]
 
 
@@ -234,6 +239,9 @@ def fold(findings: Iterable[Finding]) -> list[Finding]:
             rep.occurrences += f.occurrences
             rep.modules += [m for m in f.modules if m not in rep.modules]
             rep.sinks += [s for s in f.sinks if s not in rep.sinks]
+        # The id hashes the group's smallest canonical expression, whichever member speaks for it:
+        # which one speaks depends on the reporting rule (--max-memory, say), and an id must not.
+        rep.id_expression = min(canonical_expression(f.id_expression or f.expression) for f in group)
         out.append(rep)
     for rep in out:  # a twin folded into another finding: the twin is that finding now
         if rep.twin is not None and (_scope(rep), rep.twin) in rep_of:

@@ -286,3 +286,21 @@ def test_rule_c_a_loop_counter_sizes_the_tensor_whose_extent_bounds_it() -> None
     th = {"input": name, "threshold": 2**27, "text": f"{name} >= {2**27}"}
     m = decide(gr, rg, c, th, [])["memory"]
     assert (m["tensor"], m["bytes"]) == ("arg0", (2**27 + 1) * 4096 * 2)  # the counter at t: the extent > t
+
+
+def test_a_folded_access_keeps_its_id_whichever_member_speaks_for_it() -> None:
+    """Two widening points of one statement (an inlined helper's line serving a load and a store): the
+    reporting rule decides which speaks (a smaller --max-memory holds one back), never the id."""
+    from irscan.findings import assign_ids
+
+    def group(held: str) -> Finding:
+        a = _finding(expression="4096*ctaid.x", rule_suppressed="(c) held" if held == "a" else None)
+        b = _finding(expression="16*tid.x + %r5", rule_suppressed="(c) held" if held == "b" else None)
+        (f,) = fold([a, b])
+        assign_ids([f])
+        return f
+
+    one, other = group("a"), group("b")
+    assert (one.expression, other.expression) == ("16*tid.x + %r5", "4096*ctaid.x")  # the reported one speaks
+    assert one.id == other.id
+    assert "id_expression" not in one.to_json()
