@@ -14,8 +14,10 @@ modes), and exactly one scaling, by the element size; anything else leaves the v
 
 A value widened and then multiplied by the tensor's own 64-bit dynamic stride of mode m (PTX
 ``cvt.s64.s32`` then ``mul.lo.s64``/``mad.lo.s64`` by that stride field, FA4's LSE store at
-``[None, head, batch]``) is that mode's coordinate and nothing else: in bounds it is below
-``argK.shape[m]``, however it was computed (a tile scheduler's FastDivmod quotient, say).
+``[None, head, batch]``; MLIR ``sext``, ``mul`` by ``extractvalue`` of the stride, ``add``, then a GEP
+of the element type, which scales by the element itself) is that mode's coordinate and nothing else:
+in bounds it is below ``argK.shape[m]``, however it was computed (a tile scheduler's FastDivmod
+quotient, say).
 """
 
 from __future__ import annotations
@@ -53,8 +55,7 @@ class Coordinates:
         gr = self.gr
         op = gr.op(at)
         if op.kind is Kind.GEP:
-            dyn = [i for i in op.attrs.get("indices", ()) if isinstance(i, tuple) and i and i[0] == "dyn"]
-            found = self._tensor_root(gr.defs(at, 0)) if len(dyn) == 1 else None
+            found = self._tensor_root(gr.defs(at, 0)) if _one_index(op) else None
             return self._mode_bound(found, int(op.attrs.get("elem_size") or 0)) if found is not None else None
         if op.kind in (Kind.SEXT, Kind.ZEXT, Kind.MULWIDE):
             scale = 1
@@ -86,8 +87,11 @@ class Coordinates:
                 scale, scaled = (1 << other) if uop.kind is Kind.SHL else other, True
             elif (uop.kind is Kind.MAD and slot == 2) or (uop.kind is Kind.ADD and not scaled):
                 pass  # another mode's 64-bit offset added, still in elements
-            elif uop.kind is Kind.ADD and scaled:
-                found = self._tensor_root(gr.defs(u, 1 - slot))
+            elif (uop.kind is Kind.ADD and scaled) or (uop.kind is Kind.GEP and slot != 0 and not scaled):
+                base = 1 - slot if uop.kind is Kind.ADD else 0  # MLIR's GEP scales by its element itself
+                if uop.kind is Kind.GEP:
+                    scale = int(uop.attrs.get("elem_size") or 0) if _one_index(uop) else 0
+                found = self._tensor_root(gr.defs(u, base))
                 if strided is not None:
                     return self._strided_bound(*strided, scale) if found == strided[0] else None
                 return self._mode_bound(found, scale) if found is not None else None
@@ -200,6 +204,11 @@ class Coordinates:
         return Bound(
             tuple(sorted(terms)), const, True, f"in bounds, an offset into arg{k} is below its extent ({what})"
         )
+
+
+def _one_index(op: Op) -> bool:
+    """A GEP with exactly one dynamic index (the offset, in elements, of one value)."""
+    return len([i for i in op.attrs.get("indices", ()) if isinstance(i, tuple) and i and i[0] == "dyn"]) == 1
 
 
 def _bits(dtype: Any) -> int | None:
