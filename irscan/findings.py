@@ -211,11 +211,12 @@ def fold(findings: Iterable[Finding]) -> list[Finding]:
             ptx[(_scope(f), f.id)] = f
 
     def twin_held_back(f: Finding) -> bool:
-        """Its PTX twin is held back: of equals, an MLIR finding whose twin is reported speaks for the
-        group (in a module where the PTX has only another widening point of the access, the MLIR finding
-        pairs with that one, which must not speak for the PTX line where it is reported elsewhere)."""
+        """Its PTX twin is held back by rule (a) or (b): of equals, an MLIR finding whose twin is not
+        speaks for the group (in a module where the PTX has only another widening point of the access,
+        the MLIR finding pairs with that one, which must not speak for the PTX line where it is reported
+        elsewhere).  Rule (c) is not weighed: it moves with --max-memory, the choice of finding must not."""
         t = ptx.get((_scope(f), f.twin)) if f.twin else None
-        return t is not None and t.rule_suppressed is not None
+        return t is not None and t.rule_suppressed is not None and not t.rule_suppressed.startswith("(c) ")
 
     reps: dict[tuple[object, ...], Finding] = {}
     twins_wanted: set[tuple[str, str]] = set()
