@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from irscan.analysis import dataflow
+from irscan.analysis.bounds import LESS
 from irscan.analysis.params import tensor_fields
 from irscan.ir import Function, Kind, Module, Op
 
@@ -33,19 +34,23 @@ _STEPS = 64
 
 @dataclass(frozen=True, slots=True)
 class GridDim:
-    """``nctaid.<axis> <= ceil(field / tile)``, field = kernel parameter ``param`` at ``path``."""
+    """``nctaid.<axis> <= ceil(field / tile)``, field = kernel parameter ``param`` at ``path`` (``param``
+    -1: no field is known); and ``nctaid.<axis> <= cap`` when ``cap`` is set (a grid clamped to a
+    compile-time constant: ``min(num_sms // 16, rows) * 16``)."""
 
     axis: int
     param: int
     path: tuple[int, ...]
     tile: int
+    cap: int | None = None
 
     def as_json(self) -> list[Any]:
-        return [self.axis, self.param, list(self.path), self.tile]
+        return [self.axis, self.param, list(self.path), self.tile, self.cap]
 
     @staticmethod
     def of_json(x: Any) -> GridDim:
-        return GridDim(int(x[0]), int(x[1]), tuple(int(p) for p in x[2]), int(x[3]))
+        cap = x[4] if len(x) > 4 and x[4] is not None else None
+        return GridDim(int(x[0]), int(x[1]), tuple(int(p) for p in x[2]), int(x[3]), None if cap is None else int(cap))
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,10 +152,12 @@ def _host_launches(module: Module, fn: Function, kernels: list[Function]) -> lis
             ct = _ceil_div(gr, node)
             if ct is None:
                 continue
-            src, tile = ct
-            at = _kernel_field(gr, ker, args, src)
+            src, tile, cap = ct
+            at = _kernel_field(gr, ker, args, src) if src is not None else None
             if at is not None:
-                dims.append(GridDim(axis, at[0], at[1], tile))
+                dims.append(GridDim(axis, at[0], at[1], tile, cap))
+            elif cap is not None:
+                dims.append(GridDim(axis, -1, (), 1, cap))
         out.append((ker.name, tuple(dims)))
     return out
 
@@ -180,31 +187,71 @@ def _config_grid(gr: dataflow.Graph) -> list[int] | None:
     return [found[0], found[1], found[2]]
 
 
-def _ceil_div(gr: dataflow.Graph, n: int) -> tuple[int, int] | None:
-    """``(F, t)`` when op n's value is at most ``ceil(F / t)`` for a field read F: ``F``, ``F / t``,
-    ``(F + t - 1) / t``, the DSL's ``q = F / t; F != q*t ? q + 1 : q``, and nests of these (a ceil of
-    a ceil is one ceil by the product; a floor is at most the ceil)."""
-    tile = 1
+def _ceil_div(gr: dataflow.Graph, n: int) -> tuple[int | None, int, int | None] | None:
+    """``(F, t, cap)`` when op n's value is at most ``ceil(F / t)`` for a field read F (None: no field)
+    and at most ``cap`` (None: no constant): ``F``, ``F / t``, ``(F + t - 1) / t``, the DSL's
+    ``q = F / t; F != q*t ? q + 1 : q``, and nests of these (a ceil of a ceil is one ceil by the
+    product; a floor is at most the ceil); ``min(v, c)`` (the op, or the select the DSL writes) for a
+    constant c is at most ``c`` (so the grid at most ``k·ceil(c / t)`` with the factors ``k`` and tiles
+    ``t`` above it), then v is followed; a product ``k·v`` by a constant keeps only the caps below it."""
+    tile, scale, cap = 1, 1, None
     for _ in range(_STEPS):
         op = gr.op(n)
-        if op.kind in (Kind.MOV, Kind.SEXT, Kind.ZEXT, Kind.TRUNC) and len(gr.defs(n, 0)) == 1:
+        mc = _min_const(gr, n)
+        if mc is not None:  # the grid is at most scale * ceil(min(v, c) / tile)
+            top = scale * -(-mc[1] // tile)
+            cap, n = top if cap is None else min(cap, top), mc[0]
+        elif op.kind in (Kind.MOV, Kind.SEXT, Kind.ZEXT, Kind.TRUNC) and len(gr.defs(n, 0)) == 1:
             n = gr.defs(n, 0)[0]
         elif op.kind is Kind.EXTRACT or op.kind is Kind.ARG:
-            return n, tile
+            return (n if scale == 1 else None), tile, cap
+        elif op.kind is Kind.MUL and tile == 1 and len(op.operands) == 2:
+            k = [(s, c) for s in (0, 1) if (c := _const(gr, n, s)) is not None and c > 0]
+            src = gr.defs(n, 1 - k[0][0]) if len(k) == 1 else []
+            if len(src) != 1:
+                return _capped(cap)
+            scale, n = scale * k[0][1], src[0]
         elif op.kind is Kind.SELECT and len(op.operands) == 3:
             a, b = (gr.defs(n, s) for s in (1, 2))
             if not (len(a) == 1 and len(b) == 1 and _plus_one(gr, a[0]) == b[0] and gr.op(b[0]).kind is Kind.DIV):
-                return None
+                return _capped(cap)
             n = b[0]  # ceil: the quotient or one more
         elif op.kind is Kind.DIV and len(op.operands) == 2:
             t = _const(gr, n, 1)
             src = gr.defs(n, 0)
             if t is None or t <= 0 or len(src) != 1:
-                return None
+                return _capped(cap)
             tile *= t
             n = _rounded_up(gr, src[0], t) or src[0]
         else:
+            return _capped(cap)
+    return _capped(cap)
+
+
+def _capped(cap: int | None) -> tuple[None, int, int] | None:
+    return None if cap is None else (None, 1, cap)
+
+
+def _min_const(gr: dataflow.Graph, n: int) -> tuple[int, int] | None:
+    """(v, c) when op n is ``min(v, c)`` for a constant c: a MIN op, or ``select(u < w, u, w)``."""
+    op = gr.op(n)
+    if op.kind is Kind.MIN and len(op.operands) == 2:
+        arms = [(gr.defs(n, s), _const(gr, n, s)) for s in (0, 1)]
+    elif op.kind is Kind.SELECT and len(op.operands) == 3:
+        cd = gr.defs(n, 0)
+        c = gr.op(cd[0]) if len(cd) == 1 else None
+        side = LESS.get(str(c.attrs.get("pred", ""))) if c is not None and c.kind is Kind.ICMP else None
+        if c is None or side is None or len(c.operands) != 2:
             return None
+        small, big = ((gr.defs(c.id, s), _const(gr, c.id, s)) for s in (side[0], 1 - side[0]))
+        if [(gr.defs(n, s), _const(gr, n, s)) for s in (1, 2)] != [small, big]:
+            return None  # the compare says small < big, and the select takes small when it holds: min
+        arms = [small, big]
+    else:
+        return None
+    for (dv, cv), (_, cc) in ((arms[0], arms[1]), (arms[1], arms[0])):
+        if cc is not None and cc >= 0 and cv is None and len(dv) == 1:
+            return dv[0], cc
     return None
 
 

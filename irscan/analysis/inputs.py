@@ -96,12 +96,16 @@ class Inputs:
         if base == "tid" and self.facts.max_block and 0 <= axis < len(self.facts.max_block):
             iv = Interval(0, min(iv.hi, self.facts.max_block[axis] - 1))
         hd = next((g for g in self.facts.host_grid if g.axis == axis), None) if launch == "grid" else None
-        extent = self._field_atom(hd.param, hd.path) if hd else None
+        grid = "nctaid" if base == "nctaid" else "ctaid"
+        if hd is not None and hd.cap is not None:  # the host clamps the grid to a constant
+            cap = hd.cap if grid == "nctaid" else hd.cap - 1
+            iv = Interval(iv.lo, max(iv.lo, min(iv.hi, cap)))
+            self.relate(n, 1, Affine.of_const(cap), f"grid from host: nctaid.{dim_name(axis)} <= {hd.cap}")
+        extent = self._field_atom(hd.param, hd.path) if hd is not None and hd.param >= 0 else None
         if hd is None or extent is None:
             return self._atom(n, sreg, iv, False)
         # nctaid <= ceil(F / t), so t*nctaid <= F + t - 1 and t*ctaid <= F - 1 (irscan/analysis/hostgrid.py)
         top = -(-self.atoms[extent.terms[0][0]].iv.hi // hd.tile)
-        grid = "nctaid" if base == "nctaid" else "ctaid"
         res = self._atom(n, sreg, Interval(iv.lo, min(iv.hi, top if grid == "nctaid" else top - 1)), False)
         fact = f"grid from host: nctaid.{dim_name(axis)} = ceil({self.atoms[extent.terms[0][0]].name} / {hd.tile})"
         self.relate(n, hd.tile, extent.add(Affine.of_const(hd.tile - 1 if grid == "nctaid" else -1)), fact)

@@ -1,0 +1,67 @@
+"""A host grid clamped to a constant (irscan/analysis/hostgrid.py): ``min(num_sms // 16, rows) * 16``
+with num_sms a compile-time constant launches at most 128 blocks, whatever rows is; ``ctaid.x`` is then
+below 128 (flashinfer's radix top-k, ``row_states + 770*(ctaid.x / 16)``).  ``max`` gives no cap."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from irbuild import FnBuilder
+from test_bounds import TENSOR, _kernel, _ranges, _val
+
+from irscan.analysis.hostgrid import CONFIG_STRUCT, GridDim, module_grids
+from irscan.ir import Kind
+
+
+def _host(b: FnBuilder, grid: Any) -> None:
+    """Host code storing grid(b, rows) into grid.x (grid.y = grid.z = 1), then the launch of @k."""
+    b.function("host")
+    a = b.param("%arg0", TENSOR)
+    rows = b.op(Kind.EXTRACT, a, attrs={"path": (1, 0)})
+    cfg = b.op(Kind.OPAQUE, b.const(1), width=0, name="llvm.alloca")
+    for axis, v in enumerate((grid(b, rows), b.const(1), b.const(1))):
+        at = b.op(Kind.GEP, cfg, width=0, attrs={"indices": [("const", 0), ("const", 0), ("const", axis)],
+                                                 "elem_type": CONFIG_STRUCT + " i64, ptr, ptr, i32)>"})  # fmt: skip
+        b.op(Kind.STORE, v, at, width=32, addr=1, result=False)
+    b.op(Kind.LAUNCH, cfg, a, width=0, name="cuda.launch_ex", attrs={"kernel": "@kernels::@k"})
+
+
+def _min_select(b: FnBuilder, rows: str, pred: str = "slt") -> str:
+    eight = b.const(8)
+    lt = b.op(Kind.ICMP, rows, eight, width=1, attrs={"pred": pred})
+    return b.op(Kind.MUL, b.op(Kind.SELECT, lt, rows, eight), b.const(16))  # select(rows < 8, rows, 8) * 16
+
+
+def _block_row(grid: Any) -> tuple[Any, Any, tuple[GridDim, ...]]:
+    b, _ = _kernel()
+    bid = b.op(Kind.SREG, attrs={"sreg": "ctaid.x"})
+    row = b.op(Kind.MUL, b.op(Kind.DIV, bid, b.const(16), signed=False), b.const(770))
+    _host(b, grid)
+    grids = module_grids(b.module, None)["k"]
+    return _ranges(b, grid=grids), row, grids
+
+
+def test_a_grid_clamped_by_min_to_a_constant_caps_the_block_index() -> None:
+    rg, row, grids = _block_row(_min_select)
+    assert grids == (GridDim(0, -1, (), 1, 128),)
+    assert rg.interval(_val(rg, row)).hi == 770 * 7
+    assert GridDim.of_json(grids[0].as_json()) == grids[0]  # the PTX scan gets it through meta
+
+
+def test_a_min_op_and_a_tiled_field_keep_both_bounds() -> None:
+    def grid(b: FnBuilder, rows: str) -> str:  # min(ceil(rows / 4), 32): at most 32, and ceil(rows / 4)
+        q = b.op(Kind.DIV, b.op(Kind.ADD, rows, b.const(3)), b.const(4), signed=True)
+        return b.op(Kind.MIN, q, b.const(32))
+
+    rg, _, grids = _block_row(grid)
+    assert grids == (GridDim(0, 0, (1, 0), 4, 32),)
+
+
+def test_max_with_a_constant_is_no_cap() -> None:
+    def grid(b: FnBuilder, rows: str) -> str:  # select(rows < 8, 8, rows): max, at least 8 blocks
+        eight = b.const(8)
+        return b.op(Kind.SELECT, b.op(Kind.ICMP, rows, eight, width=1, attrs={"pred": "slt"}), eight, rows)
+
+    rg, row, grids = _block_row(grid)
+    assert all(g.cap is None for g in grids)
+    assert rg.interval(_val(rg, row)).hi > 770 * 7
