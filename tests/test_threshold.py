@@ -34,6 +34,15 @@ DONE:
 ret;
 """
 
+#: a load of the kernel's first pointer at a 2-byte element offset held in ``reg``, then the end
+LOAD_THROUGH = """
+mul.wide.s32 %rd2, {reg}, 2;
+ld.param.u64 %rd1, [k_p];
+add.s64 %rd3, %rd1, %rd2;
+ld.global.u32 %r6, [%rd3];
+ret;
+"""
+
 
 def _findings(body: str) -> list[Finding]:
     fn = ptx_kernel(body)
@@ -79,13 +88,8 @@ and.b32 %r8, %r7, 3968;
 add.s32 %r9, %r3, %r8;
 and.b32 %r4, %r7, 112;
 or.b32 %r5, %r9, %r4;
-mul.wide.s32 %rd2, %r5, 2;
-ld.param.u64 %rd1, [k_p];
-add.s64 %rd3, %rd1, %rd2;
-ld.global.u32 %r6, [%rd3];
-ret;
 """
-    (f,) = _findings(body)
+    (f,) = _findings(body + LOAD_THROUGH.format(reg="%r5"))
     assert f.wraps_when["input"] == "ctaid.x"
     # the or reaches 2^31 only if 4096*x + 3968 >= 2^31 - 112: first at x = 524288 (a necessary
     # condition: the or is at most the sum of its operands), so not called exact
@@ -104,13 +108,8 @@ ld.param.u32 %r4, [k_p+12];
 add.s32 %r5, %r4, -1;
 min.s32 %r7, %r1, %r5;
 mul.lo.s32 %r3, %r7, %r2;
-mul.wide.s32 %rd2, %r3, 2;
-ld.param.u64 %rd1, [k_p];
-add.s64 %rd3, %rd1, %rd2;
-ld.global.u32 %r6, [%rd3];
-ret;
 """
-    (f,) = _findings(body)
+    (f,) = _findings(body + LOAD_THROUGH.format(reg="%r3"))
     assert f.wraps_when["input"] is None
     assert f.wraps_when["text"] == (
         "no single-input threshold: the value (a product of free inputs) wraps when "
