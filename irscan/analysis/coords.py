@@ -11,6 +11,10 @@ names the tensor and its modes, so a check can re-express a threshold in the ten
 
 The walk from the widening op to the tensor's pointer follows only adds (of 64-bit offsets of other
 modes), and exactly one scaling, by the element size; anything else leaves the value unexplained.
+When the pointer it reaches is a *view* (``input[row, None]``: ``gep %p[131072*row]``, PTX ``add.s64``
+of a byte offset), whose base offset is a whole number of steps of the outermost static-stride mode j
+(each step spanning all the other modes), the index after it addresses the other modes only: in
+bounds of the view, below their static size (131,072 for a row of ``(?,131072):(131072,1)``).
 
 A value widened and then multiplied by the tensor's own 64-bit dynamic stride of mode m (PTX
 ``cvt.s64.s32`` then ``mul.lo.s64``/``mad.lo.s64`` by that stride field, FA4's LSE store at
@@ -26,6 +30,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from irscan.analysis.bounds import Bound
+from irscan.analysis.intervals import Affine
 from irscan.analysis.params import field_at
 from irscan.ir import Kind, ParamField
 
@@ -49,14 +54,16 @@ class Coordinates:
 
         def _fields_of(self, index: int) -> list[Field]: ...
         def _param_field(self, n: int, op: Op) -> ParamField | None: ...
+        def value(self, n: int) -> Affine: ...
 
     def coordinate_bound(self, at: int) -> Bound | None:
         """The bound an in-bounds access gives the value widened at op ``at``, if it is a coordinate."""
         gr = self.gr
         op = gr.op(at)
         if op.kind is Kind.GEP:
-            found = self._tensor_root(gr.defs(at, 0)) if _one_index(op) else None
-            return self._mode_bound(found, int(op.attrs.get("elem_size") or 0)) if found is not None else None
+            views: list[tuple[int, int]] = []
+            found = self._tensor_root(gr.defs(at, 0), views) if _one_index(op) else None
+            return self._mode_bound(found, int(op.attrs.get("elem_size") or 0), views) if found is not None else None
         if op.kind in (Kind.SEXT, Kind.ZEXT, Kind.MULWIDE):
             scale = 1
             if op.kind is Kind.MULWIDE:
@@ -91,10 +98,11 @@ class Coordinates:
                 base = 1 - slot if uop.kind is Kind.ADD else 0  # MLIR's GEP scales by its element itself
                 if uop.kind is Kind.GEP:
                     scale = int(uop.attrs.get("elem_size") or 0) if _one_index(uop) else 0
-                found = self._tensor_root(gr.defs(u, base))
+                views: list[tuple[int, int]] = []
+                found = self._tensor_root(gr.defs(u, base), views)
                 if strided is not None:
                     return self._strided_bound(*strided, scale) if found == strided[0] else None
-                return self._mode_bound(found, scale) if found is not None else None
+                return self._mode_bound(found, scale, views) if found is not None else None
             else:
                 return None
             n = u
@@ -128,9 +136,10 @@ class Coordinates:
             return Bound((), int(shape["value"]) - 1, True, fact, k, (m,))
         return None
 
-    def _tensor_root(self, defs: list[int]) -> int | None:
+    def _tensor_root(self, defs: list[int], views: list[tuple[int, int]]) -> int | None:
         """The kernel parameter whose pointer field this address starts from (through GEPs, casts,
-        moves and 64-bit adds), or None."""
+        moves and 64-bit adds), or None; ``views`` gets the offsets added on the way (a view's base:
+        ``gep %p[row*131072]``, PTX ``add.s64 %p, %off``) as (op, bytes per unit)."""
         gr = self.gr
         todo = defs
         for _ in range(_STEPS):
@@ -146,13 +155,43 @@ class Coordinates:
                 b = gr.op(base[0])
                 return int(b.attrs.get("param", -1)) if b.kind is Kind.ARG else None
             if op.kind in (Kind.GEP, Kind.CAST, Kind.MOV):
+                idx = gr.defs(n, 1) if op.kind is Kind.GEP and _one_index(op) and len(op.operands) == 2 else []
+                if len(idx) == 1:
+                    views.append((idx[0], int(op.attrs.get("elem_size") or 0)))
                 todo = base
             elif op.kind is Kind.ADD and op.width == 64:  # pointer + offset: the side that is a pointer
                 sides = [gr.defs(n, s) for s in (0, 1)]
                 todo = next((s for s in sides if len(s) == 1 and self._pointerish(s[0])), [])
+                other = [s for s in sides if s is not todo]
+                if todo and len(other) == 1 and len(other[0]) == 1:
+                    views.append((other[0][0], 1))
             else:
                 return None
         return None
+
+    def _sliced_mode(self, modes: list[Any], elem: int, views: list[tuple[int, int]]) -> int | None:
+        """The mode whose coordinate a view's base took (``input[row, None]``: ``gep %p[131072*row]``):
+        the outermost static-stride mode j whose stride (in bytes) divides every coefficient of the
+        base offsets, one step of which spans every other static mode (a row-major slice), when the
+        offset depends on an input; the index after it then addresses the other modes only."""
+        total = Affine.of_const(0)
+        for n, unit in views:
+            if unit <= 0:
+                return None
+            total = total.add(self.value(n).scale(unit))
+        if not total.terms:
+            return None
+        spans = [(m, _static(md, "stride"), _static(md, "shape")) for m, md in enumerate(modes)]
+        static = [(m, s, e) for m, s, e in spans if s is not None and s > 1]
+        if not static:
+            return None
+        j, sj, _ = max(static, key=lambda x: x[1])
+        rest = sum((e - 1) * s for m, s, e in spans if m != j and s is not None and e is not None)
+        inner_ok = all(e is not None for m, s, e in spans if m != j and s)
+        step = sj * elem
+        if not inner_ok or rest >= sj or total.const % step or any(c % step for _, c in total.terms):
+            return None
+        return j
 
     def _pointerish(self, n: int) -> bool:
         op = self.gr.op(n)
@@ -161,12 +200,13 @@ class Coordinates:
             op.kind is Kind.ARG and isinstance(f, ParamField) and f.offset == 0
         )
 
-    def _mode_bound(self, k: int, unit_bytes: int) -> Bound | None:
+    def _mode_bound(self, k: int, unit_bytes: int, views: list[tuple[int, int]]) -> Bound | None:
         """An in-bounds offset into tensor k, in units of ``unit_bytes``: at most the sum over the modes
         the 32-bit offset holds (those of static stride s) of ``(extent - 1)*s``; the modes of 64-bit
-        dynamic strides are added in 64 bits, so not in it.  None when a mode has a 32-bit dynamic
-        stride (a product of two inputs), when no extent is dynamic (the interval knows it all), or
-        when the unit does not divide the element."""
+        dynamic strides are added in 64 bits, so not in it, nor is the mode a view's base already took
+        (:meth:`_sliced_mode`).  None when a mode has a 32-bit dynamic stride (a product of two
+        inputs), when no extent is dynamic and no view was taken (the interval knows it all), or when
+        the unit does not divide the element."""
         meta = self.meta_args[k] if 0 <= k < len(self.meta_args) else None
         if not isinstance(meta, dict):
             return None
@@ -174,13 +214,14 @@ class Coordinates:
         if not isinstance(modes, list) or bits is None or unit_bytes <= 0 or (bits // 8) % unit_bytes:
             return None
         r = bits // 8 // unit_bytes
+        sliced = self._sliced_mode(modes, bits // 8, views)
         terms: list[tuple[str, int]] = []
         const = 0
         for m, md in enumerate(modes):
             parts = [md.get(p) if isinstance(md, dict) else None for p in ("shape", "stride")]
             shape, stride = (x if isinstance(x, dict) else {} for x in parts)
             st, ext = stride.get("value"), shape.get("value")
-            if stride.get("kind") == "dynamic" and stride.get("width") == 64:
+            if (stride.get("kind") == "dynamic" and stride.get("width") == 64) or m == sliced:
                 continue
             if stride.get("kind") != "static" or not isinstance(st, int) or st < 0:
                 return None
@@ -193,6 +234,16 @@ class Coordinates:
                 const -= st * r
             else:
                 return None
+        if not terms and sliced is not None:  # a view of static extents: the offset is below its size
+            left = [m for m, md in enumerate(modes) if m != sliced and _static(md, "stride") not in (None, 0)]
+            if len(left) == 1 and _static(modes[left[0]], "stride") == 1 and r == 1:
+                m, ext = left[0], const + 1
+                fact = f"in bounds of the view arg{k}[.., :] (mode {sliced} taken by its base), a coordinate of "
+                return Bound(
+                    (), const, True, fact + f"mode {m} of arg{k} (stride 1) is below its extent {ext}", k, (m,)
+                )
+            fact = f"in bounds of the view of arg{k} without mode {sliced}, an offset into it is below {const + 1}"
+            return Bound((), const, True, fact)
         if not terms:
             return None
         what = " and ".join(n for n, _ in terms)
@@ -204,6 +255,13 @@ class Coordinates:
         return Bound(
             tuple(sorted(terms)), const, True, f"in bounds, an offset into arg{k} is below its extent ({what})"
         )
+
+
+def _static(md: Any, part: str) -> int | None:
+    """A mode's static shape or stride value, else None."""
+    x = md.get(part) if isinstance(md, dict) else None
+    v = x.get("value") if isinstance(x, dict) and x.get("kind") == "static" else None
+    return v if isinstance(v, int) else None
 
 
 def _one_index(op: Op) -> bool:
