@@ -72,9 +72,10 @@ def decode(data: bytes, path: str | Path) -> str:
     as the front ends' do: the part of the line before the bad byte is valid UTF-8)."""
     try:
         return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        start = data.rfind(b"\n", 0, exc.start) + 1
-        line = data.count(b"\n", 0, exc.start) + 1
+    except UnicodeDecodeError as exc:  # lines end at \n, \r\n or a lone \r, as read_text reads them
+        start = max(data.rfind(b"\n", 0, exc.start), data.rfind(b"\r", 0, exc.start)) + 1
+        ends = data.count(b"\n", 0, exc.start) + data.count(b"\r", 0, exc.start) - data.count(b"\r\n", 0, exc.start)
+        line = ends + 1
         col = len(data[start : exc.start].decode("utf-8")) + 1
         raise IRSyntaxError(
             str(path), line, col, f"invalid UTF-8 (byte 0x{data[exc.start]:02x})", ["UTF-8 text"]
