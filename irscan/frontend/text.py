@@ -36,8 +36,11 @@ def split_top(s: str, sep: str = ",") -> list[str]:
     return [x for x in out if x]
 
 
-#: a string literal, quotes included, escapes skipped: the one pattern every reader's regexes use
-STRING_P = r'"(?:[^"\\\n]|\\.)*"'
+#: a string literal, quotes included, escapes skipped: the one pattern every reader's regexes use.
+#: Unrolled (a run of plain characters, then escape + run, ...), not ``(?:[^"\\\n]|\\.)*``: Python's
+#: re keeps a backtrack entry per iteration of an alternation inside a repeat, ~150 bytes a character,
+#: so a 10 MB string in a PTX or MLIR file took GBs; the unrolled form matches the same text in O(1)
+STRING_P = r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
 _STR_RE = re.compile(STRING_P)
 
 

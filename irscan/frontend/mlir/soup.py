@@ -57,7 +57,7 @@ def soup_rtypes(name: str, body: str, nres: int) -> tuple[str, ...] | None:
 _TYPE_THEN_OPERAND = re.compile(r"^(i\d+)\([\w.]+\)$")
 
 
-_ASM_RE = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+_ASM_RE = re.compile(r'"([^"\\\n]*(?:\\.[^"\\\n]*)*)"')  # unrolled: see text.STRING_P
 _LAUNCHED_RE = re.compile(r"cuda\.launch_ex\s+@(?:[\w$.]+::@)?([\w$.]+)")
 
 

@@ -41,8 +41,9 @@ _BODY = re.compile(
 _DIRNAME = re.compile(r"\.[A-Za-z_]\w*")
 _FUNC_KIND = re.compile(r"\.(?:entry|func)\b")
 #: statement ends: up to ';' with balanced braces (initialisers), or a line's end (fixed-shape directives)
-_TO_SEMI = re.compile(r"(?:[^;{}\"]|" + STRING_P + r"|\{(?:[^{}\"]|\{[^{}]*\})*\})*;")
-_TO_EOL = re.compile(r"(?:[^\n{};\"]|" + STRING_P + ")*")
+#: (unrolled, as text.STRING_P is: a per-character alternation in a repeat costs ~120 bytes a character)
+_TO_SEMI = re.compile(r'[^;{}"]*(?:(?:' + STRING_P + r'|\{[^{}"]*(?:\{[^{}]*\}[^{}"]*)*\})[^;{}"]*)*;')
+_TO_EOL = re.compile(r'[^\n{};"]*(?:' + STRING_P + r'[^\n{};"]*)*')
 _HEADER = re.compile(r"[^;{}\"]*")
 _SECTION = re.compile(r"[^{};]*\{[^{}]*\}")
 
