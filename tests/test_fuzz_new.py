@@ -197,3 +197,61 @@ def test_an_out_that_is_a_file_is_refused_before_the_program_runs(cmd: str, tmp_
     rc, _, stderr, err = _call_cli([cmd, "--out", str(out), "--", sys.executable, "-c", f"open({str(ran)!r}, 'w')"])
     assert err is None and rc == 2 and "is not a folder" in stderr
     assert not ran.exists()
+
+
+def _peak_bytes(fn: Callable[[], object]) -> int:
+    """Python-allocated bytes at the peak of ``fn()`` (re's backtracking stack is among them)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        fn()
+    except Exception:  # noqa: BLE001 (the input is bad on purpose; only the memory is measured)
+        pass
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak
+
+
+_MB_STRING = '"' + "s" * (1 << 20) + '"'
+
+
+@pytest.mark.parametrize("where", ["STRING_P", "_STRING_REST", "_TO_SEMI", "_TO_EOL", "_ASM_RE"])
+def test_a_megabyte_string_is_matched_in_constant_memory(where: str) -> None:
+    """A string literal (or a statement) of 1 MB: the per-character alternation ``(?:[^"\\\\]|\\\\.)*``
+    kept a backtrack entry per character (~150 MB per MB; a 10 MB line ran a 4 GB worker out of memory).
+    A memory bound, not a timing one: the unrolled patterns need none of it."""
+    from irscan.frontend import text
+    from irscan.frontend.mlir import soup
+    from irscan.frontend.ptx import fast, lexical
+
+    pattern = {"STRING_P": __import__("re").compile(text.STRING_P), "_STRING_REST": lexical._STRING_REST,
+               "_TO_SEMI": fast._TO_SEMI, "_TO_EOL": fast._TO_EOL, "_ASM_RE": soup._ASM_RE}[where]  # fmt: skip
+    subject = _MB_STRING[1:] if where == "_STRING_REST" else "x " + _MB_STRING + " ;"
+    assert _peak_bytes(lambda: pattern.match(subject) or pattern.search(subject)) < 8 << 20
+
+
+@pytest.mark.parametrize("ir", ["ptx", "mlir"])
+def test_the_grammars_lex_a_megabyte_string_in_little_memory(ir: str, tmp_path: Path) -> None:
+    """The same pattern in grammars/*.lark (lark's lexer): a 1 MB string through the full grammar."""
+    from irscan.frontend.mlir.assemble import parse_module as parse_mlir
+    from irscan.frontend.ptx import parse_module as parse_ptx
+
+    if ir == "ptx":
+        src = ".version 8.0\n.target sm_90a\n.address_size 64\n.pragma " + _MB_STRING + ";\n"
+        peak = _peak_bytes(lambda: parse_ptx(src, "m.ptx"))
+    else:
+        src = "module {\n  llvm.func @f() attributes {fz = " + _MB_STRING + "} {\n    llvm.return\n  }\n}\n"
+        peak = _peak_bytes(lambda: parse_mlir(src, "m.mlir", full=True))
+    assert peak < 64 << 20
+
+
+def test_invalid_utf8_after_lone_cr_line_ends_is_located_on_its_line(tmp_path: Path) -> None:
+    """With lone-CR line ends read as line ends, a bad byte's line counts them too: it was line 1 at
+    a column past the end of that line (the whole file counted as one line)."""
+    from fuzzing.harness import _call_cli
+
+    case = Case({"m.ptx": b".version 8.0\r.target sm_90a\r// ab\xffc\r"}, "m.ptx", ["bad byte after CRs"])
+    rc, _, stderr, _ = _call_cli(["scan", str(case.materialize(tmp_path))])
+    assert rc == 2 and "m.ptx:3:6: error: invalid UTF-8 (byte 0xff)" in stderr
+    _check(case, tmp_path)
