@@ -19,6 +19,7 @@ taken as non-zero.  Sizes are what the capture's meta.json records (``args[k].mo
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +39,12 @@ _UNIT = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}  # fmt: skip
 _SHAPE = re.compile(r"^arg(\d+)\.shape\[(\d+)\]$")
 _BITS = re.compile(r"(\d+)")
+_STRIDE = re.compile(r"^arg(\d+)\.stride\[")
+_FIELD = re.compile(r"^arg(\d+)\.")
+#: ops whose result is not the magnitude of their operands: a load's value is not its address's, a
+#: comparison is 0 or 1, a GEP is a pointer (an address is not an index)
+_NO_CARRY = (Kind.LOAD, Kind.STORE, Kind.ATOMIC, Kind.MEMOP, Kind.ICMP, Kind.GEP)
+_CARRIED: tuple[weakref.ref[Ranges], dict[int, frozenset[int]]] | None = None
 
 
 def parse_size(text: str) -> int:
@@ -205,3 +212,105 @@ def root_tensor(gr: Graph, rg: Ranges, sink: int) -> str | None:
     v = rg.value(base)  # a tensor's pointer field (``argK.ptr``); a bare pointer parameter is no tensor
     m = re.match(r"^(arg\d+)\.ptr$", rg.atoms[v.terms[0][0]].name if len(v.terms) == 1 else "")
     return m.group(1) if m else None
+
+
+def static_cosize(meta_arg: dict[str, Any] | None) -> int | None:
+    """Elements a fully static layout spans (one past its largest offset: the cosize), when every
+    extent and stride of the tensor is a constant; None when any is dynamic (or not a plain number)."""
+    modes = (meta_arg or {}).get("modes")
+    if not isinstance(modes, list) or not modes:
+        return None
+    top = 0
+    for md in modes:
+        shape, stride = ((md or {}).get(p) or {} for p in ("shape", "stride"))
+        ext, step = shape.get("value"), stride.get("value")
+        if shape.get("kind") != "static" or stride.get("kind") != "static":
+            return None
+        if not isinstance(ext, int) or not isinstance(step, int) or ext < 1:
+            return None
+        top += (ext - 1) * max(step, 0)  # a negative stride reaches below the pointer, not past it
+    return top + 1
+
+
+def beyond_static_layout(rg: Ranges, needs: list[Need]) -> str | None:
+    """The in-bounds fact of a static layout: a tensor whose shape and strides are all constants holds
+    at most its cosize elements, so an access in bounds is less than cosize x element size bytes into
+    it.  A need past that is an access out of bounds: the wrap is unreachable in a correct program
+    (and the tensor is never sized by the threshold)."""
+    for need in needs:
+        k = int(need.tensor.removeprefix("arg")) if need.tensor.removeprefix("arg").isdigit() else -1
+        meta = rg.meta_args[k] if 0 <= k < len(rg.meta_args) else None
+        cosize, bits = static_cosize(meta), element_bits(meta)
+        if cosize is None or bits is None or need.bytes <= cosize * bits // 8:
+            continue
+        layout = (meta or {}).get("layout", "?")
+        return (f"(a) in bounds of a static layout: {need.tensor} is {layout}, {cosize:,} elements "
+                f"({cosize * bits // 8:,} bytes), so an access in bounds is below that, but the wrap needs "
+                f"{human(need.bytes)} into it ({need.why})")  # fmt: skip
+    return None
+
+
+def carries_stride(gr: Graph, rg: Ranges, keys: list[Any], tensor: int) -> bool:
+    """Whether a value made of the atoms ``keys`` is computed from a stride field of tensor ``argK``
+    (or a truncation of one of its 64-bit fields): then it is an offset the kernel builds over the
+    tensor's pointer, not a coordinate of one of its modes.  Loads, comparisons and addresses stop it."""
+    carried = _carried(gr, rg)
+    for key in keys:
+        m = _STRIDE.match(rg.atoms[key].name)
+        if m and int(m.group(1)) == tensor:
+            return True
+        if isinstance(key, int):
+            nodes = [key]
+        elif isinstance(key, tuple) and len(key) == 3 and key[0] == "join":
+            nodes = gr.defs(key[1], key[2])
+        elif isinstance(key, tuple) and len(key) >= 2 and isinstance(key[1], int) and key[0] != "field":
+            nodes = [key[1]]
+        else:
+            nodes = []
+        if any(tensor in carried.get(n, ()) for n in nodes):
+            return True
+    return False
+
+
+def _seed(gr: Graph, rg: Ranges, n: int) -> int | None:
+    """The tensor whose stride op ``n`` reads, or whose 64-bit field it truncates; None otherwise."""
+    op = gr.op(n)
+    if op.kind in (Kind.ARG, Kind.EXTRACT):
+        v = rg.value(n)
+        name = rg.atoms[v.terms[0][0]].name if len(v.terms) == 1 else ""
+        m = _STRIDE.match(name) or (_FIELD.match(name) if op.kind is Kind.ARG and rg.narrow_param(n) else None)
+        return int(m.group(1)) if m else None
+    if op.kind is Kind.TRUNC:
+        defs = gr.defs(n, 0)
+        if len(defs) == 1 and gr.op(defs[0]).kind in (Kind.ARG, Kind.EXTRACT) and (gr.op(defs[0]).width or 0) >= 64:
+            v = rg.value(defs[0])
+            m = _FIELD.match(rg.atoms[v.terms[0][0]].name) if len(v.terms) == 1 else None
+            return int(m.group(1)) if m else None
+    return None
+
+
+def _carried(gr: Graph, rg: Ranges) -> dict[int, frozenset[int]]:
+    """Per op, the tensors whose stride its value is computed from (forward, once per function: each
+    op's set only grows, at most once per tensor, so the work is linear in the graph times tensors)."""
+    global _CARRIED
+    if _CARRIED is not None and _CARRIED[0]() is rg:
+        return _CARRIED[1]
+    out: dict[int, frozenset[int]] = {}
+    work = []
+    for n in gr.nodes():
+        k = _seed(gr, rg, n) if gr.op(n).kind in (Kind.ARG, Kind.EXTRACT, Kind.TRUNC) else None
+        if k is not None:
+            out[n] = frozenset({k})
+            work.append(n)
+    while work:
+        n = work.pop()
+        for u, slot in gr.users(n):
+            uop = gr.op(u)
+            if uop.kind in _NO_CARRY or (uop.kind is Kind.SELECT and slot == 0):
+                continue
+            have = out.get(u, frozenset())
+            if not out[n] <= have:
+                out[u] = have | out[n]
+                work.append(u)
+    _CARRIED = (weakref.ref(rg), out)
+    return out

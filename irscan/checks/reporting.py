@@ -131,7 +131,12 @@ def decide(gr: Graph, rg: Ranges, c: Candidate, th: dict[str, Any], path: list[i
     bounds = bounds_of(rg, c.value, at=c.widening.node)
     if bounds is None:
         facts.append("(a)/(b) undecided: the range analysis states no bound relating the value to an extent")
+    keys = [k for k, _ in c.value.terms]
     for b in bounds or []:
+        k = getattr(b, "tensor", None)
+        if isinstance(k, int) and memory.carries_stride(gr, rg, keys, k):
+            facts.append(f"{bound_text(b)}: not a coordinate, the value is computed from a stride of arg{k}")
+            continue  # an offset the kernel builds over the tensor's pointer (its own flat view)
         why = rule_a(b, c.limit.hi)
         if why is not None and suppressed is None:
             suppressed = why
@@ -156,7 +161,11 @@ def decide(gr: Graph, rg: Ranges, c: Candidate, th: dict[str, Any], path: list[i
             needs.append(need)
     needs += other_accesses.needs(gr, rg, c.value, c.limit, c.widening.node, c.sinks)
     if suppressed is None:
+        suppressed = memory.beyond_static_layout(rg, needs)
+    if suppressed is None:
         suppressed = _coordinate_of_an_i32_mode(gr, rg, c, start, path)
+    if suppressed is None:
+        suppressed = _stride_of_a_one_dimensional_tensor(gr, rg, c, start, path)
     if th.get("input") and th.get("threshold") is not None:
         name, th_at = str(th["input"]), int(th["threshold"])
         loop = _LOOP_BOUND.search(name)  # a loop counter at t needs its bound above t
@@ -174,15 +183,17 @@ def _coordinate_of_an_i32_mode(gr: Graph, rg: Ranges, c: Candidate, start: int, 
     """Rule (a) read off the access itself: the wrapping value is the coordinate along one mode of the
     tensor it addresses (checks/memory.py ``indexed_mode``) whose extent is a dynamic i32, so an access
     in bounds keeps it below that extent, at most 2^31 - 1.  Only values free of stride fields and
-    products qualify (those are offsets, not coordinates)."""
-    if any(rg.atoms[k].factors is not None or "stride" in rg.atoms[k].name for k, _ in c.value.terms):
+    products qualify (those are offsets, not coordinates), also where a join hides the stride
+    (``memory.carries_stride``)."""
+    keys = [k for k, _ in c.value.terms]
+    if any(rg.atoms[k].factors is not None or "stride" in rg.atoms[k].name for k in keys):
         return None
     for sink in c.sinks:
         scale = memory.access_scale(gr, start, path, sink) if sink == c.sinks[0] else None
         tensor = memory.root_tensor(gr, rg, sink) if scale is not None else None
         hit = memory.indexed_mode(rg, tensor, scale) if tensor is not None and scale is not None else None
-        if hit is None:
-            continue
+        if hit is None or tensor is None or memory.carries_stride(gr, rg, keys, int(tensor.removeprefix("arg"))):
+            continue  # a value computed from the tensor's own stride is an offset (its own flat view)
         i, md = hit
         shape = md.get("shape") or {}
         if shape.get("kind") == "dynamic" and shape.get("width") == 32:
@@ -190,6 +201,33 @@ def _coordinate_of_an_i32_mode(gr: Graph, rg: Ranges, c: Candidate, start: int, 
             return (f"(a) a coordinate bounded by an i32 extent: it indexes mode {i} of {tensor} (stride {stride}, "
                     f"extent {tensor}.shape[{i}], an i32), so an access in bounds keeps it below 2^31 - 1")  # fmt: skip
     return None
+
+
+def _stride_of_a_one_dimensional_tensor(gr: Graph, rg: Ranges, c: Candidate, start: int, path: list[int]) -> str | None:
+    """Rule (a) for ``x * argK.stride[m]`` addressing a one-dimensional tensor ``argK`` (one mode, or
+    every other mode of static extent 1) in elements: in bounds ``x`` is below the mode's i32 extent,
+    so for a compact tensor (stride 1) the offset stays below 2^31 - 1.  An assumption, said in the
+    reason: it wraps only for a strided one-dimensional view spanning >= 2^31 elements (a column of a
+    huge matrix).  A tensor of several real modes is not covered: a row index times a row stride is
+    the bug class itself."""
+    if len(c.value.terms) != 1 or c.value.const != 0 or c.value.terms[0][1] != 1 or not c.sinks:
+        return None
+    factors = rg.atoms[c.value.terms[0][0]].factors
+    names = [rg.atoms[f.terms[0][0]].name for f in factors or () if len(f.terms) == 1 and f.const == 0]
+    tensor = memory.root_tensor(gr, rg, c.sinks[0])
+    k = int(tensor.removeprefix("arg")) if tensor is not None else len(rg.meta_args)
+    meta = rg.meta_args[k] if k < len(rg.meta_args) else None
+    bits, modes = memory.element_bits(meta), (meta or {}).get("modes") or []
+    if bits is None or memory.access_scale(gr, start, path, c.sinks[0]) != bits // 8:
+        return None  # the product must enter the address in elements
+    real = [i for i, md in enumerate(modes) if ((md or {}).get("shape") or {}).get("value") != 1]
+    if len(real) != 1 or f"{tensor}.stride[{real[0]}]" not in names:
+        return None
+    shape = (modes[real[0]] or {}).get("shape") or {}
+    if not (shape.get("kind") == "dynamic" and shape.get("width") == 32):
+        return None
+    return (f"(a) a coordinate of a one-dimensional tensor: a compact {tensor} keeps it below "
+            f"{tensor}.shape[{real[0]}]; it wraps only for a strided view spanning >= 2^31 elements")  # fmt: skip
 
 
 def _input_facts(rg: Ranges, c: Candidate) -> list[str]:

@@ -1,0 +1,172 @@
+"""The reporting rule's in-bounds facts read off a tensor's layout (README, "What is reported"):
+
+- a fully static layout holds its cosize elements: an access in bounds is less than that far into it,
+  so a wrap that needs the access farther is unreachable (and the tensor is never sized by the
+  threshold, as a dynamic one is);
+- ``x * argK.stride[m]`` into a one-dimensional tensor is its coordinate times its stride: below
+  2^31 - 1 for a compact tensor, held back with that assumption in the reason; a tensor of several
+  real modes is not (a row index times a row stride is the bug class itself);
+- a value computed from a stride of the tensor it addresses (or a truncation of one of its 64-bit
+  fields) is an offset the kernel builds over the pointer, not a coordinate of one mode: rule (a)'s
+  "a coordinate of mode m is below its extent" does not hold it back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_reporting import ROWS, _row_kernel, _run
+
+from irscan import checks
+from irscan.analysis import dataflow
+from irscan.analysis.ranges import Facts, Ranges
+from irscan.analysis.reaching import reaching_definitions
+from irscan.checks import memory
+from irscan.checks.reporting import finish
+from irscan.findings import Finding
+from irscan.frontend import ptx
+
+DYN32, DYN64 = {"kind": "dynamic", "width": 32}, {"kind": "dynamic", "width": 64}
+
+
+def _static(shape: tuple[int, ...], stride: tuple[int, ...], dtype: str = "bf16") -> dict[str, Any]:
+    modes = [{"shape": {"kind": "static", "value": s}, "stride": {"kind": "static", "value": d}}
+             for s, d in zip(shape, stride, strict=True)]  # fmt: skip
+    layout = f"({','.join(map(str, shape))}):({','.join(map(str, stride))})"
+    return {"dtype": dtype, "layout": layout, "modes": modes}
+
+
+def test_a_static_layout_bounds_an_access_in_bounds_by_its_cosize() -> None:
+    """``row_states[64*ctaid.x + tid.x]`` into a static (8, 770) bf16 tensor: in bounds the access is
+    below 6,160 elements, so the 4.3 GB the wrap needs is an access out of bounds."""
+    gr, rg = _row_kernel(row_stride=1)
+    rg.meta_args[0] = _static((8, 770), (770, 1))
+    f = _run(gr, rg)
+    assert f.rule_suppressed == (
+        "(a) in bounds of a static layout: arg0 is (8,770):(770,1), 6,160 elements (12,320 bytes), so an access "
+        "in bounds is below that, but the wrap needs 4.3 GB into it (the access is 2 byte(s) per unit of the "
+        "wrapping value)"
+    )
+    _, held = finish([f])
+    assert held == [f]  # shown by --all with its reason
+
+
+def test_a_static_layout_that_holds_the_wrap_is_still_weighed() -> None:
+    gr, rg = _row_kernel(row_stride=1)
+    rg.meta_args[0] = _static((2**20, 4096), (4096, 1))  # 2^32 bf16 elements: the wrap is inside it
+    f = _run(gr, rg)
+    assert f.rule_suppressed is None
+    assert memory.static_cosize(rg.meta_args[0]) == 2**32
+    assert memory.static_cosize(ROWS) is None  # a dynamic extent: sized by the threshold instead
+    assert memory.static_cosize(_static((4, 8), (-8, 1))) == 8  # a negative stride reaches below the pointer
+
+
+#: ``t[ctaid.x]`` of a tensor whose stride is a dynamic i32 (ptr @0, then its dynamic leaves: shape
+#: @8, stride @12, or for two modes shapes @8/@12 and the row stride @16)
+ONE_DIM = """.version 8.5
+.target sm_100a
+.address_size 64
+.visible .entry k(.param .align 8 .b8 k_p0[24])
+{{
+.reg .b32 %r<8>;
+.reg .b64 %rd<8>;
+ld.param.u64 %rd1, [k_p0];
+ld.param.u32 %r1, [k_p0+{stride}];
+mov.u32 %r2, %ctaid.x;
+mul.lo.s32 %r3, %r2, %r1;
+mul.wide.s32 %rd2, %r3, 4;
+add.s64 %rd3, %rd1, %rd2;
+ld.global.u32 %r4, [%rd3];
+st.global.u32 [%rd3+4], %r4;
+ret;
+}}
+"""
+
+
+def _scan(text: str, meta: list[dict[str, Any]]) -> list[Finding]:
+    module = ptx.parse_module(text, "t.ptx")
+    fn = module.functions[0]
+    gr = dataflow.build(module, fn, reaching_definitions)
+    return checks.run(gr, Ranges(gr, Facts.of(fn.attrs), meta), checks.Context("k", "t.ptx"))
+
+
+@pytest.mark.parametrize(
+    ("modes", "stride", "mode", "held_back"),
+    [
+        ([{"shape": DYN32, "stride": DYN32}], 12, 0, True),  # (?):(?): mContextLens[i]
+        ([{"shape": {"kind": "static", "value": 1}, "stride": {"kind": "static", "value": 0}},
+          {"shape": DYN32, "stride": DYN32}], 12, 1, True),  # (1,?):(0,?): one real mode
+        ([{"shape": DYN32, "stride": DYN32}, {"shape": DYN32, "stride": {"kind": "static", "value": 1}}],
+         16, 0, False),  # (?,?):(?,1): a row index times the row stride
+        ([{"shape": DYN64, "stride": DYN32}], 16, 0, False),  # an i64 extent: the coordinate may pass 2^31
+    ],
+)  # fmt: skip
+def test_a_coordinate_of_a_one_dimensional_tensor_times_its_stride(
+    modes: list[dict[str, Any]], stride: int, mode: int, held_back: bool
+) -> None:
+    meta = [{"type": "!cute.memref<i32, gmem>", "dtype": "i32", "layout": "?", "modes": modes}]
+    (f,) = _scan(ONE_DIM.format(stride=stride), meta)
+    assert f.expression.endswith(f"*arg0.stride[{mode}]")
+    if held_back:
+        assert f.rule_suppressed == (
+            f"(a) a coordinate of a one-dimensional tensor: a compact arg0 keeps it below arg0.shape[{mode}]; "
+            "it wraps only for a strided view spanning >= 2^31 elements"
+        )
+    else:
+        assert f.rule_suppressed is None
+
+
+#: ``out[q*stride0 + tid.x]`` through the kernel's own flat view of a (?,?):(?{i64},1) f32 tensor (ptr
+#: @0, shapes @8/@12, the row stride @16): the row offset is joined from a branch, so the value's terms
+#: do not show the stride; it is an i32 truncation of the tensor's own 64-bit row stride
+FLAT = """.version 8.5
+.target sm_100a
+.address_size 64
+.visible .entry k(.param .align 8 .b8 k_p0[24], .param .u32 k_p1, .param .u64 k_p2)
+{{
+.reg .pred %p<4>;
+.reg .b32 %r<12>;
+.reg .f32 %f<4>;
+.reg .b64 %rd<8>;
+ld.param.u64 %rd1, [k_p0];
+ld.param.u64 %rd2, [{field}];
+ld.param.u32 %r9, [k_p1];
+cvt.u32.u64 %r1, %rd2;
+mov.u32 %r2, %ctaid.x;
+mov.u32 %r3, %tid.x;
+setp.lt.u32 %p1, %r2, %r9;
+mov.u32 %r4, 0;
+@%p1 bra $L1;
+mul.lo.s32 %r4, %r2, %r1;
+$L1:
+add.s32 %r5, %r4, %r3;
+setp.lt.s32 %p2, %r3, 64;
+@%p2 bra $L2;
+ret;
+$L2:
+mul.wide.s32 %rd3, %r5, 4;
+add.s64 %rd4, %rd1, %rd3;
+mov.f32 %f1, 0f3F800000;
+st.global.f32 [%rd4], %f1;
+ret;
+}}
+"""
+FLAT_META: list[dict[str, Any]] = [
+    {"type": "!cute.memref<f32, gmem>", "dtype": "f32", "layout": "(?,?):(?{i64},1)",
+     "modes": [{"shape": DYN32, "stride": DYN64}, {"shape": DYN32, "stride": {"kind": "static", "value": 1}}]},
+    {"type": "i32"},
+    {"type": "i64"},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("field", ["k_p0+16", "k_p2"])
+def test_a_value_computed_from_its_tensors_stride_is_an_offset_not_a_coordinate(field: str) -> None:
+    """From arg0's own row stride the sum is an offset (reported); from a scalar argument it is still
+    read as a coordinate of mode 1 (stride 1), below arg0.shape[1] in bounds (held back)."""
+    (f,) = _scan(FLAT.format(field=field), FLAT_META)
+    if field == "k_p2":
+        assert f.rule_suppressed is not None and "a coordinate of mode 1 of arg0 (stride 1)" in f.rule_suppressed
+        return
+    assert f.rule_suppressed is None
+    assert any(x.endswith("not a coordinate, the value is computed from a stride of arg0") for x in f.facts)
