@@ -142,3 +142,21 @@ def test_a_floor_correction_that_never_applies_leaves_a_non_negative_dividend() 
 def test_a_correction_whose_condition_can_hold_stays_the_union_of_its_arms() -> None:
     name, lo, hi = _value(FLOOR_THEN_DIV.format(x="sub.s32 %r1, %r1, 5;"), "%r6")
     assert (lo, hi) == (-1, 0)
+
+
+def test_a_signed_remainder_of_a_dividend_that_may_be_negative_is_within_the_divisor() -> None:
+    # FA4 varlen combine: idx (a scheduler join that may be negative) - (idx / seqlen)*seqlen with
+    # div.s32 by a loaded seqlen: truncating, so in (-seqlen, seqlen), never past the i32 range
+    body = """mov.u32 %r1, %ctaid.x;
+ld.param.u32 %r2, [k_p];
+ld.global.u32 %r3, [%rd1];
+sub.s32 %r4, %r1, %r2;
+mul.lo.s32 %r4, %r4, 65536;
+div.{t}32 %r5, %r4, %r3;
+mul.lo.s32 %r6, %r5, %r3;
+sub.s32 %r7, %r4, %r6;
+ret;"""
+    name, lo, hi = _value(body.format(t="s"), "%r7")
+    assert " % " in name and (lo, hi) == (-(2**31 - 2), 2**31 - 2)
+    name, _, _ = _value(body.format(t="u"), "%r7")  # unsigned: a negative ideal dividend is a wrapped one
+    assert " % " not in name

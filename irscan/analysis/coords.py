@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from irscan.analysis.bounds import Bound
+from irscan.analysis.bounds import I32_MAX, Bound
 from irscan.analysis.intervals import Affine
 from irscan.analysis.params import field_at
 from irscan.ir import Kind, ParamField
@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 _DIGITS = re.compile(r"\d{1,4}")
 #: how many ops a walk (to the pointer, or from the pointer to its parameter) may take
 _STEPS = 24
+#: how many addresses one widened value may feed for its walks to be followed
+_PATHS = 4
 
 
 class Coordinates:
@@ -75,37 +77,54 @@ class Coordinates:
         return None
 
     def _forward(self, start: int, scale: int) -> Bound | None:
-        """From the widened value to an add with a tensor's pointer, through adds and one scaling."""
-        gr = self.gr
-        n, scaled = start, scale != 1
-        strided: tuple[int, int] | None = None  # (tensor, mode) whose 64-bit stride multiplies the value
-        for _ in range(_STEPS):
-            users = [(u, s) for u, s in gr.users(n) if gr.op(u).width == 64 or gr.op(u).kind is Kind.GEP]
-            if len(users) != 1:
+        """From the widened value to an add with a tensor's pointer, through adds and one scaling; a
+        value feeding several addresses (PTX shares one ``cvt`` among accesses) is walked along each
+        (:func:`_either`)."""
+        found: list[Bound] = []
+        todo: list[tuple[int, int, tuple[int, int] | None]] = [(start, scale, None)]
+        for _ in range(_STEPS * _PATHS):
+            if not todo:
+                return _either(found)
+            n, sc, strided = todo.pop()
+            users = [(u, s) for u, s in self.gr.users(n) if self.gr.op(u).width == 64 or self.gr.op(u).kind is Kind.GEP]
+            if not users or len(users) + len(todo) + len(found) > _PATHS:
                 return None
-            u, slot = users[0]
-            uop = gr.op(u)
-            other = gr.const_operand(u, 1) if uop.kind in (Kind.SHL, Kind.MUL) and slot == 0 else None
-            if n == start and not scaled and uop.kind in (Kind.MUL, Kind.MAD) and slot in (0, 1):
-                strided = self._stride_of(u, 1 - slot)
-                if strided is None:
+            for u, slot in users:
+                step = self._offset_step(start, n, sc, strided, u, slot)
+                if step is None:
                     return None
-            elif other is not None and not scaled:
-                scale, scaled = (1 << other) if uop.kind is Kind.SHL else other, True
-            elif (uop.kind is Kind.MAD and slot == 2) or (uop.kind is Kind.ADD and not scaled):
-                pass  # another mode's 64-bit offset added, still in elements
-            elif (uop.kind is Kind.ADD and scaled) or (uop.kind is Kind.GEP and slot != 0 and not scaled):
-                base = 1 - slot if uop.kind is Kind.ADD else 0  # MLIR's GEP scales by its element itself
-                if uop.kind is Kind.GEP:
-                    scale = int(uop.attrs.get("elem_size") or 0) if _one_index(uop) else 0
-                views: list[tuple[int, int]] = []
-                found = self._tensor_root(gr.defs(u, base), views)
-                if strided is not None:
-                    return self._strided_bound(*strided, scale) if found == strided[0] else None
-                return self._mode_bound(found, scale, views) if found is not None else None
-            else:
-                return None
-            n = u
+                if isinstance(step, Bound):
+                    found.append(step)
+                else:
+                    todo.append(step)
+        return None
+
+    def _offset_step(
+        self, start: int, n: int, scale: int, strided: tuple[int, int] | None, u: int, slot: int
+    ) -> Bound | tuple[int, int, tuple[int, int] | None] | None:
+        """One op ``u`` reading the value (op n) at ``slot``: the bound where it adds the tensor's
+        pointer, the walk's next state (op, scale, the (tensor, mode) whose stride multiplied it), or
+        None where the value leaves the shapes an offset takes.  ``scale`` 1: not yet scaled to bytes."""
+        gr = self.gr
+        uop = gr.op(u)
+        scaled = scale != 1
+        other = gr.const_operand(u, 1) if uop.kind in (Kind.SHL, Kind.MUL) and slot == 0 else None
+        if n == start and not scaled and uop.kind in (Kind.MUL, Kind.MAD) and slot in (0, 1):
+            st = self._stride_of(u, 1 - slot)
+            return None if st is None else (u, scale, st)
+        if other is not None and not scaled:
+            return u, (1 << other) if uop.kind is Kind.SHL else other, strided
+        if (uop.kind is Kind.MAD and slot == 2) or (uop.kind is Kind.ADD and not scaled):
+            return u, scale, strided  # another mode's 64-bit offset added, still in elements
+        if (uop.kind is Kind.ADD and scaled) or (uop.kind is Kind.GEP and slot != 0 and not scaled):
+            base = 1 - slot if uop.kind is Kind.ADD else 0  # MLIR's GEP scales by its element itself
+            if uop.kind is Kind.GEP:
+                scale = int(uop.attrs.get("elem_size") or 0) if _one_index(uop) else 0
+            views: list[tuple[int, int]] = []
+            found = self._tensor_root(gr.defs(u, base), views)
+            if strided is not None:
+                return self._strided_bound(*strided, scale) if found == strided[0] else None
+            return self._mode_bound(found, scale, views) if found is not None else None
         return None
 
     def _stride_of(self, n: int, slot: int) -> tuple[int, int] | None:
@@ -255,6 +274,21 @@ class Coordinates:
         return Bound(
             tuple(sorted(terms)), const, True, f"in bounds, an offset into arg{k} is below its extent ({what})"
         )
+
+
+def _either(found: list[Bound]) -> Bound | None:
+    """One bound for a value that feeds several addresses, each with its in-bounds bound: the bound
+    when all agree; else, when each is over i32 extents with positive coefficients, the largest of
+    their values with every extent at 2^31 - 1 (whichever access runs, the value is at most that)."""
+    if not found:
+        return None
+    if all((b.terms, b.const) == (found[0].terms, found[0].const) for b in found):
+        return found[0]
+    if not all(b.i32 and all(c > 0 for _, c in b.terms) for b in found):
+        return None
+    top = max(sum(c for _, c in b.terms) * I32_MAX + b.const for b in found)
+    facts = "; ".join(dict.fromkeys(b.fact for b in found))
+    return Bound((), top, True, f"in bounds of every access it addresses (each an i32 extent): {facts}")
 
 
 def _static(md: Any, part: str) -> int | None:
