@@ -149,9 +149,16 @@ def case_argv(case: Case, target: Path) -> list[str]:
     return [a.replace("{}", str(target)) for a in case.argv]
 
 
+#: the slowest a scan may be (README "Fuzzing"): a case of N MB gets max(timeout, N * this) seconds
+SECONDS_PER_MB = 5.0
+
+
 def judge(case: Case, target: Path, timeout: float = 10.0) -> Outcome:
-    """Scan ``target`` (the materialised ``case``) and say whether the contract held."""
+    """Scan ``target`` (the materialised ``case``) and say whether the contract held.  A timeout is
+    ``timeout`` seconds or SECONDS_PER_MB per MB of input, whichever is longer: a 10 MB input may take
+    50 s, a 10 KB one not."""
     out = Outcome(rc=None, seconds=0.0, size=case.size())
+    timeout = max(timeout, SECONDS_PER_MB * out.size / 1e6)
     t0 = time.perf_counter()
     try:
         with _alarm(timeout):
@@ -172,28 +179,30 @@ def judge(case: Case, target: Path, timeout: float = 10.0) -> Outcome:
     finally:
         out.seconds = time.perf_counter() - t0
         sys.setrecursionlimit(max(sys.getrecursionlimit(), 1000))
-    both = stdout + stderr
-    if "Traceback (most recent call last)" in both:
-        out.failure, out.area = "traceback-in-output", _area("", case)
-        out.detail = both[-3000:]
-        out.last_line = both.strip().splitlines()[-1][:200]
-    elif rc not in (0, 1, 2):
-        last = stderr.strip().splitlines()[-1] if stderr.strip() else "(nothing on stderr)"
-        out.failure, out.area = f"exit{rc}:{_template(last)}", _area("", case)
-        out.last_line, out.detail = last[:200], stderr[-3000:]
-    elif rc == 2 and not (
-        _located(stderr, target, argv[1:] if case.argv else [])
-        or _no_ir_usage_error(stderr, target)
-        or _usage(stderr, case)
-    ):
-        first = stderr.strip().splitlines()[0] if stderr.strip() else "(nothing on stderr)"
-        out.failure, out.area = f"exit2-unlocated:{_template(first)}", _area("", case)
-        out.last_line, out.detail = first[:200], stderr[-3000:]
-    elif rc == 2 and (bad := _unreal_location(stderr)):
-        out.failure, out.area = f"exit2-location-outside-input:{_template(bad)}", _area("", case)
-        out.last_line, out.detail = bad[:200], stderr[-3000:]
-    elif case.twin is not None:
-        _compare_twin(case, target, rc, stdout, stderr, out, timeout)
+    # relative paths in the messages are the command line's, read in the folder it ran in
+    with _chdir(target if case.argv else Path.cwd()):
+        both = stdout + stderr
+        if "Traceback (most recent call last)" in both:
+            out.failure, out.area = "traceback-in-output", _area("", case)
+            out.detail = both[-3000:]
+            out.last_line = both.strip().splitlines()[-1][:200]
+        elif rc not in (0, 1, 2):
+            last = stderr.strip().splitlines()[-1] if stderr.strip() else "(nothing on stderr)"
+            out.failure, out.area = f"exit{rc}:{_template(last)}", _area("", case)
+            out.last_line, out.detail = last[:200], stderr[-3000:]
+        elif rc == 2 and not (
+            _located(stderr, target, argv[1:] if case.argv else [])
+            or _no_ir_usage_error(stderr, target)
+            or _usage(stderr, case)
+        ):
+            first = stderr.strip().splitlines()[0] if stderr.strip() else "(nothing on stderr)"
+            out.failure, out.area = f"exit2-unlocated:{_template(first)}", _area("", case)
+            out.last_line, out.detail = first[:200], stderr[-3000:]
+        elif rc == 2 and (bad := _unreal_location(stderr)):
+            out.failure, out.area = f"exit2-location-outside-input:{_template(bad)}", _area("", case)
+            out.last_line, out.detail = bad[:200], stderr[-3000:]
+        elif case.twin is not None:
+            _compare_twin(case, target, rc, stdout, stderr, out, timeout)
     return out
 
 
