@@ -67,6 +67,15 @@ def test_a_counter_the_loop_compares_as_a_multiple_of_its_step_variable_is_named
     assert f.wraps_when["threshold"] == 524288
 
 
+def test_a_loop_that_compares_its_bound_first_names_the_counter_too() -> None:
+    # ``while B > i`` (flashinfer radix top-k's row loop: setp.gt.s32 %p, %r4, %r1015)
+    body = GRID_STRIDE.format(init="mov.u32 %r6, %r1;", step="add.s32 %r6, %r6, %r2;").replace(
+        "setp.lt.s32 %p2, %r6, %r5;", "setp.gt.s32 %p2, %r5, %r6;"
+    )
+    (f,) = _findings(body)
+    assert f.wraps_when["input"] == "loop counter (< arg0+0)"
+
+
 def test_a_register_without_a_bounding_compare_is_not_called_a_loop_counter() -> None:
     body = GRID_STRIDE.format(init="mov.u32 %r6, %r1;", step="add.s32 %r6, %r6, %r2;").replace(
         "setp.lt.s32 %p2, %r6, %r5;", "setp.ne.s32 %p2, %r2, %r5;"

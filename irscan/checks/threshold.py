@@ -25,6 +25,8 @@ NAMED = re.compile(r"^(?:[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)?(?:\[\d+\])?(?:\+\d+)?
 _DEPTH = 8
 #: preds of a loop's exit compare that bound its counter from above
 _UPPER = ("slt", "ult", "sle", "ule")
+#: the same compares with the bound as the first operand
+_MIRRORED = ("sgt", "ugt", "sge", "uge")
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -94,13 +96,15 @@ def loop_counter_name(rg: Ranges, key: object) -> str | None:
     for n in _loop_join(rg, key) or []:
         for u, slot in gr.users(n):
             uop = gr.op(u)
-            if uop.kind is not Kind.ICMP or slot != 0 or uop.attrs.get("pred") not in _UPPER:
+            pred = uop.attrs.get("pred")
+            # ``i < B`` or, written the other way round, ``B > i`` (the DSL's ``while B > i``)
+            if uop.kind is not Kind.ICMP or slot not in (0, 1) or pred not in (_UPPER, _MIRRORED)[slot]:
                 continue
-            bound = rg.operand(u, 1)
+            bound = rg.operand(u, 1 - slot)
             if len(bound.terms) == 1 and bound.terms[0][1] == 1:
                 name = rg.atoms[bound.terms[0][0]].name
                 if NAMED.match(name):
-                    rel = "<=" if uop.attrs.get("pred") in ("sle", "ule") else "<"
+                    rel = "<=" if pred in ("sle", "ule", "sge", "uge") else "<"
                     return f"loop counter ({rel} {name})"
     return None
 
