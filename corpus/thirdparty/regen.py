@@ -246,6 +246,53 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "flashinfer Blackwell MoE finalize (unpermute, top-8 weighted sum), bf16 hidden 7168: three configs",
         "holdout_workers:fi_moe_finalize",
     ),
+    # a second holdout set, triaged before any tuning (corpus/thirdparty/holdout2_workers.py)
+    "fi_fp4_paged_mqa_logits_sm100a": (
+        "sm_100a",
+        "flashinfer DSA indexer MXFP4 paged MQA logits, block 64, 64 heads, hd 128, f32 logits; and its "
+        "GPU schedule kernel",
+        "holdout2_workers:fi_fp4_paged_mqa_logits",
+    ),
+    "fi_mla_decode_sm100a": (
+        "sm_100a",
+        "flashinfer monolithic Blackwell MLA decode, kv_lora 512, rope 64, 128 heads, paged (64): bf16 and fp8",
+        "holdout2_workers:fi_mla_decode",
+    ),
+    "fi_prefill_sm100a": (
+        "sm_100a",
+        "flashinfer Blackwell FMHA prefill bf16, 32/8 heads, hd 128, ragged: causal with LSE; paged KV (64)",
+        "holdout2_workers:fi_prefill",
+    ),
+    "b12x_embedding_gemv_sm120a": (
+        "sm_120a",
+        "flashinfer b12x embedding gather (bf16 and q8_0, width 7168) and bf16 projection (SIMT GEMV, MMA GEMM)",
+        "holdout2_workers:b12x_embedding_gemv",
+    ),
+    "fa4_prepare_scheduler_sm90a": (
+        "sm_90a",
+        "FA4 varlen scheduler metadata (64 sequences, 32/8 heads, hd 128): causal split 4; seqused split 8",
+        "holdout2_workers:fa4_prepare_scheduler",
+    ),
+    "fa4_block_sparsity_sm90a": (
+        "sm_90a",
+        "FA4 block-sparsity precompute, causal document mask from an aux tensor, batch 2, 16 heads, 32k tokens",
+        "holdout2_workers:fa4_block_sparsity",
+    ),
+    "fa4_fwd_mla_sm100a": (
+        "sm_100a",
+        "FA4 MLA forward (absorbed, 2-CTA kernel): 128 q heads, decode over a paged KV cache (page 64), LSE",
+        "holdout2_workers:fa4_fwd_mla",
+    ),
+    "fa4_bwd_varlen_sm120a": (
+        "sm_120a",
+        "FA4 backward sm120 (flash_bwd.py sm80 mainloop), varlen, GQA 32/8, hd 128, bf16, causal",
+        "holdout2_workers:fa4_bwd_varlen",
+    ),
+    "quack_gemm_gather_sm100a": (
+        "sm_100a",
+        "quack GEMM sm100, varlen M with gathered A rows (index table), f32 rowvec and C (beta), bf16",
+        "holdout2_workers:quack_gemm_gather",
+    ),
 }
 
 
