@@ -9,48 +9,18 @@ fixed regression cases.  The long run: ``python -m tests.fuzzing --cases 20000 -
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from fuzzing.bounded import SEEDS, family_test
+from fuzzing.bounded import check as _check
 from fuzzing.case import Case, generate
-from fuzzing.harness import Outcome, judge
-from fuzzing.seeds import load_seeds
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import strategies as st
+from fuzzing.harness import judge
 
-#: the seeds of the bounded run: the corpus captures (at most ~60 KB each), not the MB-sized third-party ones
-SEEDS = load_seeds(thirdparty=False, max_chars=80_000)
-#: a hang guard, not a timing threshold: the long run measures time per KB
-HANG_S = 20.0
-
-
-def _check(case: Case, root: Path) -> Outcome:
-    out = judge(case, case.materialize(root), HANG_S)
-    assert out.ok, (
-        f"contract broken: {out.failure} (area {out.area}, rc={out.rc})\n"
-        f"case: {'; '.join(case.what)}\nlast line: {out.last_line}\n{out.detail}"
-    )
-    return out
-
-
-def _family_test(family: str, examples: int) -> Callable[..., None]:
-    @settings(max_examples=examples, derandomize=True, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))  # fmt: skip
-    @given(rng=st.randoms(use_true_random=False))
-    def test(rng: random.Random, tmp_path_factory: pytest.TempPathFactory) -> None:
-        _check(generate(rng, SEEDS, 1, family), tmp_path_factory.getbasetemp() / f"fuzz-{family}")
-
-    test.__name__ = f"test_contract_holds_for_{family}"
-    test.__doc__ = f"{examples} generated cases of family {family!r} keep the error contract."
-    return test
-
-
-test_contract_holds_for_mutated_ir = _family_test("ir", 200)
-test_contract_holds_for_hostile_meta = _family_test("meta", 60)
-test_contract_holds_for_corrupt_xz = _family_test("xz", 25)
-test_contract_holds_for_non_ir = _family_test("whole", 25)
+test_contract_holds_for_mutated_ir = family_test(generate, "ir", 200)
+test_contract_holds_for_hostile_meta = family_test(generate, "meta", 60)
+test_contract_holds_for_corrupt_xz = family_test(generate, "xz", 25)
+test_contract_holds_for_non_ir = family_test(generate, "whole", 25)
 
 
 def _seed(ir: str) -> str:

@@ -15,44 +15,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from fuzzing.bounded import SEEDS, family_test
+from fuzzing.bounded import check as _check
 from fuzzing.case import Case
 from fuzzing.cliargs import COMMANDS, cli_case
 from fuzzing.families import generate_new
 from fuzzing.folders import xz_bomb
 from fuzzing.harness import Outcome, judge
 from fuzzing.metamorphic import same_case
-from fuzzing.seeds import load_seeds
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-SEEDS = load_seeds(thirdparty=False, max_chars=80_000)
-HANG_S = 20.0  # a hang guard, not a timing threshold
-
-
-def _check(case: Case, root: Path) -> Outcome:
-    out = judge(case, case.materialize(root), HANG_S)
-    assert out.ok, (
-        f"contract broken: {out.failure} (rc={out.rc})\ncase: {'; '.join(case.what)}\n"
-        f"last line: {out.last_line}\n{out.detail}"
-    )
-    return out
-
-
-def _family_test(family: str, examples: int) -> Callable[..., None]:
-    @settings(max_examples=examples, derandomize=True, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))  # fmt: skip
-    @given(rng=st.randoms(use_true_random=False))
-    def test(rng: random.Random, tmp_path_factory: pytest.TempPathFactory) -> None:
-        _check(generate_new(rng, SEEDS, 1, family), tmp_path_factory.getbasetemp() / f"fuzz-{family}")
-
-    test.__name__ = f"test_contract_holds_for_{family}"
-    test.__doc__ = f"{examples} generated cases of the new family {family!r} keep the error contract."
-    return test
-
-
-test_contract_holds_for_new_ir_strategies = _family_test("ir2", 80)
-test_contract_holds_for_hostile_folders = _family_test("folder", 25)
-test_answers_agree_for_meaning_preserving_rewrites = _family_test("same", 30)
+test_contract_holds_for_new_ir_strategies = family_test(generate_new, "ir2", 80, "new ")
+test_contract_holds_for_hostile_folders = family_test(generate_new, "folder", 25, "new ")
+test_answers_agree_for_meaning_preserving_rewrites = family_test(generate_new, "same", 30, "new ")
 
 #: irscan patch breaks the contract on bad paths (irscan/patching, open: see the xfail below)
 _NO_PATCH = tuple(c for c in COMMANDS if c != "patch")
