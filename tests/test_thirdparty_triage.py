@@ -110,18 +110,22 @@ def test_precision(reported: dict[Key, list[dict[str, Any]]]) -> None:
         e = BY_KEY.get(k)
         if e is None:
             continue  # test_every_reported_line_is_triaged reports it
+        # a kernel limit the package's host code keeps inputs away from ("kernel limit; ..."): true by
+        # the set's convention, counted apart so the strict figure (those as false) prints beside it
+        verdict = "guarded" if e["verdict"] == "true" and e["reason"].startswith("kernel limit") else e["verdict"]
         for group in (e["package"], f"[{subset(e)}]"):
-            lines[(group, e["verdict"])] += 1
+            lines[(group, verdict)] += 1
             findings[group] += len(fs)
-    print("\nthirdparty triage: package (and [set]), findings, lines, true/false/unclear, precision")
+    print("\nthirdparty triage: package (and [set]), findings, lines, true/false/unclear, precision"
+          " (strict: host-guarded kernel limits counted as false)")  # fmt: skip
     packages = sorted(p for p in {p for p, _ in lines} if not p.startswith("["))
     for pkg in [*packages, "all", *sorted(p for p in {p for p, _ in lines} if p.startswith("["))]:
-        t, fa, u = (sum(n for (p, v), n in lines.items() if v == want and _in(p, pkg)) for want in
-                    ("true", "false", "unclear"))  # fmt: skip
-        total = t + fa + u
+        t, g, fa, u = (sum(n for (p, v), n in lines.items() if v == want and _in(p, pkg)) for want in
+                       ("true", "guarded", "false", "unclear"))  # fmt: skip
+        total = t + g + fa + u
         nf = sum(n for p, n in findings.items() if _in(p, pkg))
-        prec = f"{t / total:.0%}" if total else "-"
-        print(f"  {pkg:20} {nf:4} findings {total:3} lines  {t}/{fa}/{u}  precision {prec}")
+        prec = f"{(t + g) / total:.0%} (strict {t / total:.0%})" if total else "-"
+        print(f"  {pkg:20} {nf:4} findings {total:3} lines  {t + g}/{fa}/{u}  precision {prec}")
     assert sum(lines.values()) == 2 * len([k for k in reported if k in BY_KEY])
 
 
