@@ -16,6 +16,7 @@ import importlib.abc
 import importlib.machinery
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -56,31 +57,43 @@ def prepare_environment(arch: str | None = None, lineinfo: bool | None = None) -
 
 
 class _Finder(importlib.abc.MetaPathFinder):
-    """Finds nothing itself; wraps the real loader of TARGET so the hook goes in after it executes."""
+    """Finds nothing itself; wraps the real loader of ``target`` (TARGET) so that ``then`` (the hook)
+    runs after it executes."""
+
+    def __init__(self, target: str = TARGET, then: Callable[[], None] | None = None):
+        self.target, self.then = target, then
 
     def find_spec(self, fullname: str, path: Any, target: ModuleType | None = None) -> Any:
-        if fullname != TARGET:
+        if fullname != self.target:
             return None
         for finder in sys.meta_path:
             if finder is self or not hasattr(finder, "find_spec"):
                 continue
             spec = finder.find_spec(fullname, path, target)
             if spec is not None and spec.loader is not None:
-                spec.loader = _Loader(spec.loader)
+                spec.loader = _Loader(spec.loader, self.then or _start)
                 return spec
         return None
 
 
+def after_import(module: str, then: Callable[[], None]) -> None:
+    """Run ``then`` once ``module`` has been imported: now if it has, else right after its import."""
+    if module in sys.modules:
+        then()
+    else:
+        sys.meta_path.insert(0, _Finder(module, then))
+
+
 class _Loader(importlib.abc.Loader):
-    def __init__(self, inner: importlib.abc.Loader):
-        self.inner = inner
+    def __init__(self, inner: importlib.abc.Loader, then: Callable[[], None]):
+        self.inner, self.then = inner, then
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
         return self.inner.create_module(spec)
 
     def exec_module(self, module: ModuleType) -> None:
         self.inner.exec_module(module)
-        _start()
+        self.then()
 
 
 _context: Any = None  # the open capture context; a dropped reference would close it
@@ -116,7 +129,7 @@ def _start() -> None:
 
 def activate() -> None:
     """Called at interpreter start-up; does nothing unless IRSCAN_CAPTURE is set."""
-    if not os.environ.get(ENV_OUT) or any(isinstance(f, _Finder) for f in sys.meta_path):
+    if not os.environ.get(ENV_OUT) or any(isinstance(f, _Finder) and f.target == TARGET for f in sys.meta_path):
         return
     try:
         prepare_environment(lineinfo=True if os.environ.get(ENV_GUARD) else None)  # the guard names statements

@@ -30,7 +30,14 @@ from typing import Any
 
 from irscan.capturing import releases, store
 from irscan.capturing.env import DEFAULT_ARCH, NO_CACHE_ENV, dsl_cache_wanted, prepare_environment
-from irscan.capturing.meta import KernelInfo, dsl_environment, jit_functions, kernel_signatures, launch_facts
+from irscan.capturing.meta import (
+    KernelInfo,
+    dsl_environment,
+    jit_functions,
+    kernel_signatures,
+    launch_facts,
+    watch_host_tensors,
+)
 from irscan.capturing.releases import ALIAS, TAIL_START
 from irscan.capturing.store import Capture
 
@@ -250,6 +257,7 @@ def install() -> None:
     if _original is None:
         _original = compiler.Compiler.compile
         compiler.Compiler.compile = _hooked_compile  # type: ignore[method-assign]
+        watch_host_tensors()
 
 
 @contextmanager

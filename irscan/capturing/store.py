@@ -220,14 +220,18 @@ def _mode(v: Any, where: str) -> None:
         _need(isinstance(m["value"], str) or (isinstance(m["value"], int) and not isinstance(m["value"], bool)),
               f"{where}.value", "an integer or a string", m["value"])  # fmt: skip
     _str(m, "text", where)
+    _str(m, "sym", where)  # the SymInt a fake tensor's extent shares with other modes (capturing/meta.py)
 
 
 def _arg(v: Any, where: str) -> None:
     a = _obj(v, where)
     if "index" in a:
         _int(a["index"], f"{where}.index", 0)
-    for key in ("type", "dtype", "space", "layout"):
+    for key in ("type", "dtype", "space", "layout", "origin"):
         _str(a, key, where)
+    if "use_32bit_stride" in a:
+        _need(isinstance(a["use_32bit_stride"], bool), f"{where}.use_32bit_stride", "true or false",
+              a["use_32bit_stride"])  # fmt: skip
     if "modes" in a:
         for i, m in enumerate(_list(a["modes"], f"{where}.modes")):
             mw = f"{where}.modes[{i}]"
