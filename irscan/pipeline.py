@@ -204,9 +204,12 @@ def scan_loose_files(folder: Path, irs: tuple[str, ...]) -> ScanResult:
     if not files:
         what = f"no capture folder (meta.json) and no IR file ({', '.join(IR_SUFFIXES)}) in it"
         raise IRSyntaxError(str(folder), 1, 1, what, ["a capture folder", "an IR file"])
+    by_folder: dict[Path, list[Path]] = {}  # once: picking each folder's files out of all is folders x files
+    for f in files:
+        by_folder.setdefault(f.parent, []).append(f)
     res = ScanResult()
-    for parent in sorted({f.parent for f in files}):
-        res.extend(scan_together([f for f in files if f.parent == parent], None, irs))
+    for parent in sorted(by_folder):
+        res.extend(scan_together(by_folder[parent], None, irs))
     return res
 
 
