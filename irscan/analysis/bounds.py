@@ -12,7 +12,8 @@ computes the grid as ``ceil(M / 128)``, so ``128*ctaid.x <= M - 1``, and the val
 - floor multiples and quotients: ``t·(x / t) <= x``, ``x / d <= x``, ``(x >> s)·2^s <= x``,
   ``x & m <= x``, ``(x / d)·d`` between ``x - d + 1`` and ``x``, ``mulhi(x, m) <= x``; and the
   remainders they leave: ``x - (x & -2^k)``, ``x - 2^k·(x >> k)`` and ``x - d·(x / d)`` are ``x % 2^k``
-  (``x % d``; in ``(-d, d)`` for a signed division of an x that may be negative), whichever way the
+  (``x % d``; in ``(-|d|, |d|)`` for a signed division of an x or d that may be negative, and for
+  ``x - floor(x / d)·d``, the floor division's fix-up: irscan/analysis/floordiv.py), whichever way the
   two x are the same (one SSA value, one PTX register value:
   :meth:`irscan.analysis.dataflow.Graph.join_of`, or equal affine forms);
 - ``min(a, b)`` (the op, or the select the DSL writes) at most either, a clamp at most its top;
@@ -112,6 +113,7 @@ class Relations:
 
         def guards_at(self, at: int) -> list[tuple[Affine, Affine, str]]: ...
         def note_fast_divmod(self, q: int) -> None: ...
+        def floor_remainder_interval(self, qk: Any, x: Affine, d: Affine) -> Interval | None: ...
         def coordinate_bound(self, at: int) -> Bound | None: ...
         def interval(self, a: Affine, least_harm: bool = False) -> Interval: ...
         def name(self, a: Affine) -> str: ...
@@ -146,8 +148,8 @@ class Relations:
                 self.relate(key, b.const, a, f"floor multiple: {b.const}*({self.name(res)}) <= {self.name(a)}")
             elif not b.is_const():  # a divisor is >= 1
                 self.relate(key, 1, a, f"{self.name(res)} <= {self.name(a)}")
-        elif k is Kind.DIV and b_pos and isinstance(key, int) and self.gr.op(key).signed:
-            self.quotients[key] = (a, b)  # truncating, so x - q*d is in (-d, d) whatever x's sign
+        elif k is Kind.DIV and isinstance(key, int) and self.gr.op(key).signed:
+            self.quotients[key] = (a, b)  # truncating, so x - q*d is in (-|d|, |d|) whatever the signs
         elif k in (Kind.LSHR, Kind.ASHR) and a_pos and b.is_const() and 0 <= b.const < 64:
             self.quotients[key] = (a, Affine.of_const(1 << b.const))  # so x - 2^k*(x >> k) is x % 2^k
             self.relate(key, 1 << b.const, a, f"floor multiple: {1 << b.const}*({self.name(res)}) <= {self.name(a)}")
@@ -222,7 +224,7 @@ class Relations:
             if key is None or qk is None or self.quotients.get(qk, (None, None))[1] != d:
                 continue
             x = self.quotients[qk][0]
-            if self.interval(x).lo < 0:  # a truncating quotient of a negative x rounds up
+            if self.interval(x).lo < 0 or self.interval(d).lo < 0:  # a truncating quotient rounds up then
                 continue
             what = f"floor multiple: {self.name(prod)}"
             self.relate(key, 1, x, f"{what} <= {self.name(x)}")
@@ -250,8 +252,11 @@ class Relations:
         f = self.atoms[key].factors
         pairs = [(Affine.of_atom(key), Affine.of_const(c))] if c != 1 else [f, f[::-1]] if f else []
         for q, d in pairs:
-            if self._divides(_single(q), x, d):  # a negative x (a signed division's) leaves r in (-d, d)
-                iv = bitwise(Kind.REM, self.interval(x), self.interval(d), width, self.interval(x).lo < 0)
+            qk = _single(q)
+            fiv = self.floor_remainder_interval(qk, x, d)  # x - floor(x / d)*d (floordiv.py)
+            if fiv is not None or self._divides(qk, x, d):  # a negative x or d: a signed division's
+                signed = self.interval(x).lo < 0 or self.interval(d).lo < 0
+                iv = fiv if fiv is not None else bitwise(Kind.REM, self.interval(x), self.interval(d), width, signed)
                 res = self._derived(n, render(Kind.REM, self.name(x), self.name(d)), iv, (x, d))
                 self.relate_op(Kind.REM, res, x, d, width)
                 return res

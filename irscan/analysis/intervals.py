@@ -120,6 +120,9 @@ def bitwise(k: Kind, a: Interval, b: Interval, w: int, signed: bool | None) -> I
             if a.lo >= 0:
                 return Interval(0, min(b.hi - 1, a.hi))
             return Interval(0, b.hi - 1) if signed is False else Interval(-(b.hi - 1), b.hi - 1)
+        if signed:  # a truncating remainder: |r| < |d| and r has x's sign, whatever d's
+            m = max(abs(b.lo), abs(b.hi))
+            return Interval(0, min(m - 1, a.hi)) if a.lo >= 0 else Interval(1 - m, m - 1)
         return full
     if k is Kind.MIN:
         return Interval(min(a.lo, b.lo), min(a.hi, b.hi))

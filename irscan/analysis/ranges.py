@@ -24,6 +24,7 @@ from irscan.analysis.coords import Coordinates
 from irscan.analysis.dataflow import Graph
 from irscan.analysis.decide import Decisions
 from irscan.analysis.divmod import FastDivmod
+from irscan.analysis.floordiv import FloorFixups
 from irscan.analysis.guards import Guards
 from irscan.analysis.inputs import Facts, Inputs
 from irscan.analysis.intervals import Affine, Interval, bitwise, free_range, paren, render, signed_range
@@ -62,7 +63,7 @@ HUGE = 1 << 1024
 
 
 @dataclass
-class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod, MagicDivision, Decisions):
+class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod, MagicDivision, Decisions, FloorFixups):
     """Lazy, memoised evaluation of ideal values over one function's graph.
 
     The evaluation is written as generators (:data:`irscan.analysis.loops.Eval`): where a value needs
@@ -88,6 +89,7 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod, Mag
     quotients: dict[Any, tuple[Affine, Affine]] = field(default_factory=dict)
     floors: dict[Any, tuple[Affine, int]] = field(default_factory=dict)
     fast_quotients: dict[Any, tuple[Affine, str]] = field(default_factory=dict)
+    floor_quotients: dict[Any, tuple[Affine, Affine]] = field(default_factory=dict)
     divisors: dict[Any, int] = field(default_factory=dict)
     magics: dict[Any, Magic] = field(default_factory=dict)
     sign_bits: dict[Any, Any] = field(default_factory=dict)
@@ -318,7 +320,8 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod, Mag
             return (yield from self._operand(n, 0))
         if k is Kind.ADD and len(op.operands) == 2:
             a, b = yield from self._operands(n)
-            return self.magic_sum(n, a, b) or a.add(b)  # a signed magic division's last add (magic.py)
+            # a signed magic division's last add (magic.py), a floor division's fix-up (floordiv.py)
+            return self.magic_sum(n, a, b) or self.floor_add(n, a, b) or a.add(b)
         if k is Kind.SUB and len(op.operands) == 2:
             a, b = yield from self._operands(n)
             return self.remainder_idiom(n, a, b, w) or a.add(b, -1)
@@ -356,6 +359,9 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod, Mag
             b = yield from self._operand(n, 2)
             if a == b:
                 return a
+            fixed = self.floor_select(n, a, b)  # a floor division's fix-up (floordiv.py)
+            if fixed is not None:
+                return fixed
             res = self._derived(
                 n, f"select({self.name(a)}, {self.name(b)})", self.interval(a).union(self.interval(b)), (a, b)
             )

@@ -1,0 +1,166 @@
+"""The fix-up that turns a truncating division into a floor division, when its condition is undecided.
+
+The DSL's ``floor(x / d)`` is ``q = x / d`` (truncating) then ``select(c, q - 1, q)`` with
+``c = x != q·d and (x < 0) != (d < 0)``; NVVM writes it in PTX as ``q + selp(-1, 0, c)``, the sign test
+as ``(x ^ d) < 0``.  Where the ranges decide ``c`` (irscan/analysis/decide.py) the select is one arm;
+where they do not (a runtime divisor of unknown sign, a varlen scheduler's ``shfl.sync`` block count),
+the union of the arms reaches ``q.lo - 1``, one below -2^31 for a quotient of unknown sign.
+
+Two facts hold whatever ``x`` and ``d``, because ``q`` is ``x / d`` itself (a division op's quotient,
+:attr:`~irscan.analysis.bounds.Relations.quotients`) and the condition has ``x != q·d``:
+
+- the corrected arm is taken only when the division is inexact, so ``|d| >= 2`` and
+  ``|q| <= |x| / 2``: ``q ± 1`` stays within ``±(|x| / 2 + 1)``, never past 2^31 for an i32 x;
+- with the sign test too (and a ``- 1``), the value is ``floor(x / d)`` exactly, so
+  ``x - floor(x / d)·d`` is a floor remainder, between ``-|d|`` and ``|d|`` exclusive for either sign
+  of d (the sign of d's; in ``[0, d)`` for a positive d).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from irscan.analysis.intervals import Affine, Interval, paren
+from irscan.analysis.intervals import single as _single
+from irscan.ir import Kind
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from irscan.analysis.dataflow import Graph
+    from irscan.analysis.ranges import Atom
+    from irscan.ir import Op
+
+
+class FloorFixups:
+    """Needs from its host: ``gr``, ``atoms``, ``quotients``, ``_known``, ``interval``, ``name`` and
+    ``_derived``; provides :meth:`floor_add` (PTX), :meth:`floor_select` (MLIR) and
+    :meth:`floor_remainder_interval`."""
+
+    gr: Graph
+    atoms: dict[Any, Atom]
+    quotients: dict[Any, tuple[Affine, Affine]]
+    #: atom -> (x, d): the atom is floor(x / d) (a quotient with its fix-up, both conditions checked)
+    floor_quotients: dict[Any, tuple[Affine, Affine]]
+
+    if TYPE_CHECKING:  # provided by the host class (irscan.analysis.ranges.Ranges)
+
+        def _known(self, n: int, slot: int) -> Affine | None: ...
+        def interval(self, a: Affine, least_harm: bool = False) -> Interval: ...
+        def name(self, a: Affine) -> str: ...
+        def _derived(
+            self, n: int, name: str, iv: Interval, inputs: Iterable[Affine], scales: bool = False, key: Any = None
+        ) -> Affine: ...
+
+    def floor_add(self, n: int, a: Affine, b: Affine) -> Affine | None:
+        """``q + selp(±1, 0, c)`` (PTX) with ``c`` implying an inexact ``q = x / d``; else None."""
+        for q, s in ((a, b), (b, a)):
+            sk = _single(s)
+            sel = self.gr.op(sk) if isinstance(sk, int) and sk in self.gr and s == Affine.of_atom(sk) else None
+            if sel is None or sel.kind is not Kind.SELECT or len(sel.operands) != 3 or sel.operands[2] != 0:
+                continue
+            step = sel.operands[1]
+            if isinstance(step, int) and step in (-1, 1):
+                res = self._fixup(n, sel.id, q, step, f"{self.name(q)} + {self.name(s)}")
+                if res is not None:
+                    return res
+        return None
+
+    def floor_select(self, n: int, a: Affine, b: Affine) -> Affine | None:
+        """``select(c, q ± 1, q)`` (MLIR) with ``c`` implying an inexact ``q = x / d``; else None."""
+        step = a.add(b, -1)
+        if not step.is_const() or step.const not in (-1, 1):
+            return None
+        return self._fixup(n, n, b, step.const, f"select({self.name(a)}, {self.name(b)})")
+
+    def floor_remainder_interval(self, qk: Any, x: Affine, d: Affine) -> Interval | None:
+        """Where atom qk is floor(x / d): the interval of ``x - qk·d`` (module docstring); else None."""
+        if self.floor_quotients.get(qk) != (x, d):
+            return None
+        dv = self.interval(d)
+        if dv.lo >= 1:
+            return Interval(0, dv.hi - 1)
+        m = max(abs(dv.lo), abs(dv.hi))
+        return Interval(1 - m, m - 1) if m >= 1 else None
+
+    def _fixup(self, n: int, sel: int, q: Affine, step: int, name: str) -> Affine | None:
+        qk = _single(q)
+        if qk is None or q != Affine.of_atom(qk) or qk not in self.quotients:
+            return None
+        x, d = self.quotients[qk]
+        leaves = self._leaves(sel)
+        if not any(self._inexact(c, qk, x, d) for c in leaves):
+            return None
+        qv, xv = self.interval(q), self.interval(x)
+        # |q| <= |x| / 2 when |d| >= 2; the compare and the division see the register's x, within its
+        # width even where the ideal x is not (a dividend that wraps is that chain's finding)
+        w = self.gr.op(qk).width if isinstance(qk, int) and qk in self.gr else 0
+        top = max(abs(xv.lo), abs(xv.hi))
+        half = (min(top, 1 << (w - 1)) if w else top) // 2
+        lo, hi = max(qv.lo, -half), min(qv.hi, half)
+        iv = qv if lo > hi else qv.union(Interval(lo + step, hi + step))
+        floor = step == -1 and any(self._opposite_signs(c, x, d) for c in leaves)
+        if floor:
+            name = f"floor({paren(self.name(x))} / {paren(self.name(d))})"
+        res = self._derived(n, name, iv, (q,))
+        rk = _single(res)
+        if floor and rk is not None:
+            self.floor_quotients[rk] = (x, d)
+        return res
+
+    def _leaves(self, sel: int) -> list[Op]:
+        """The compares of select sel's condition: itself, or the two of an ``and`` (as the DSL writes)."""
+        c = self._def(sel, 0)
+        if c is None:
+            return []
+        if c.kind is Kind.AND and c.width == 1 and len(c.operands) == 2:
+            return [leaf for leaf in (self._def(c.id, 0), self._def(c.id, 1)) if leaf is not None]
+        return [c]
+
+    def _def(self, n: int, slot: int) -> Op | None:
+        d = self.gr.defs(n, slot)
+        return self.gr.op(d[0]) if len(d) == 1 else None
+
+    def _inexact(self, c: Op, qk: Any, x: Affine, d: Affine) -> bool:
+        """Compare c is ``x != q·d`` (either order, either order of the product)."""
+        if c.kind is not Kind.ICMP or c.attrs.get("pred") != "ne" or len(c.operands) != 2:
+            return False
+        u, v = self._known(c.id, 0), self._known(c.id, 1)
+        for lhs, p in ((u, v), (v, u)):
+            pk = _single(p) if p is not None else None
+            at = self.atoms.get(pk)
+            if lhs == x and at is not None and p == Affine.of_atom(pk) and at.factors is not None:
+                if at.factors in ((Affine.of_atom(qk), d), (d, Affine.of_atom(qk))):
+                    return True
+        return False
+
+    def _opposite_signs(self, c: Op, x: Affine, d: Affine) -> bool:
+        """Compare c holds only when x and d have opposite signs: ``(x ^ d) < 0`` (PTX),
+        ``(x < 0) != (d < 0)`` (MLIR), or ``x < 0`` for a d known positive."""
+        neg = self._negative(c)
+        if neg is not None:
+            if neg == x and self.interval(d).lo >= 1:
+                return True
+            xor = self._def_of(neg)
+            if xor is not None and xor.kind is Kind.XOR and len(xor.operands) == 2:
+                return {self._known(xor.id, 0), self._known(xor.id, 1)} == {x, d}
+            return False
+        if c.kind is not Kind.ICMP or c.attrs.get("pred") != "ne" or len(c.operands) != 2:
+            return False
+        sides = [self._def(c.id, s) for s in (0, 1)]
+        negs = [self._negative(s) if s is not None else None for s in sides]
+        return set(negs) == {x, d}
+
+    def _negative(self, c: Op) -> Affine | None:
+        """v when compare c is ``v < 0`` (or ``0 > v``), else None."""
+        if c.kind is not Kind.ICMP or len(c.operands) != 2:
+            return None
+        pred = c.attrs.get("pred")
+        slot = 0 if pred == "slt" else 1 if pred == "sgt" else None
+        if slot is None or self.gr.const_operand(c.id, 1 - slot) != 0:
+            return None
+        return self._known(c.id, slot)
+
+    def _def_of(self, v: Affine) -> Op | None:
+        k = _single(v)
+        return self.gr.op(k) if isinstance(k, int) and k in self.gr and v == Affine.of_atom(k) else None

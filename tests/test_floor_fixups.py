@@ -1,0 +1,109 @@
+"""A floor division's fix-up by a runtime divisor of unknown sign (irscan/analysis/floordiv.py).
+
+``q = x / d`` then ``select(x != q*d and (x < 0) != (d < 0), q - 1, q)`` (PTX: ``q + selp(-1, 0)``,
+the sign test as ``(x ^ d) < 0``): the -1 arm is taken only for an inexact division, so |d| >= 2 and
+|q| <= 2^30, and q - 1 never leaves i32; with the sign test it is floor(x / d), and x - floor(x / d)*d
+is in (-|d|, |d|) for either sign of d.
+"""
+
+from __future__ import annotations
+
+from irbuild import FnBuilder, ptx_kernel
+
+from irscan.analysis import dataflow
+from irscan.analysis.ranges import Facts, Ranges
+from irscan.analysis.reaching import reaching_definitions
+from irscan.ir import Function, Kind, Module
+
+I32 = "!llvm.struct<(ptr<1>, struct<(i32, struct<()>)>)>"
+
+PTX = """
+ld.param.u32 %r1, [k_p];
+ld.param.u32 %r2, [k_q];
+sub.s32 %r3, %r1, %r2;
+sub.s32 %r4, %r2, %r1;
+shfl.sync.idx.b32 %r5, %r4, %r1, 31, -1;
+div.s32 %r6, %r3, %r5;
+mul.lo.s32 %r7, %r6, %r5;
+setp.ne.b32 %p1, %r3, %r7;
+{sign}
+and.pred %p3, %p2, %p1;
+selp.b32 %r9, -1, 0, %p3;
+add.s32 %r10, %r6, %r9;
+mul.lo.s32 %r11, %r10, %r5;
+sub.s32 %r12, %r3, %r11;
+ret;
+"""
+XOR_SIGN = "xor.b32 %r8, %r3, %r5;\nsetp.lt.s32 %p2, %r8, 0;"
+
+
+def _ptx(body: str) -> tuple[Ranges, Function]:
+    fn = ptx_kernel(body)
+    gr = dataflow.build(Module(ir="ptx", path="t.ptx", functions=[fn]), fn, reaching_definitions)
+    return Ranges(gr, Facts.of(fn.attrs)), fn
+
+
+def _iv(rg: Ranges, fn: Function, reg: str) -> tuple[int, int]:
+    (op,) = (o for o in fn.ops() if o.results[:1] == (reg,))
+    iv = rg.interval(rg.value(op.id))
+    return iv.lo, iv.hi
+
+
+def test_ptx_floor_quotient_stays_in_i32_and_its_remainder_is_below_the_divisor() -> None:
+    rg, fn = _ptx(PTX.format(sign=XOR_SIGN))
+    assert _iv(rg, fn, "%r6") == (-(2**31), 2**31 - 1)
+    assert _iv(rg, fn, "%r10") == (-(2**31), 2**31 - 1)  # not -2^31 - 1: the -1 arm needs |d| >= 2
+    assert _iv(rg, fn, "%r12") == (-(2**31) + 2, 2**31 - 2)  # |d| <= 2^31 - 1
+
+
+def test_ptx_fix_up_without_the_sign_test_is_bounded_but_no_floor() -> None:
+    rg, fn = _ptx(PTX.format(sign="setp.lt.s32 %p2, %r3, 0;"))  # x < 0 alone: d may be negative
+    assert _iv(rg, fn, "%r10") == (-(2**31), 2**31 - 1)
+    assert _iv(rg, fn, "%r12")[1] > 2**31  # q - 1 with d < 0 leaves x - (q - 1)*d up to 2|d|
+
+
+def test_ptx_correction_not_conditioned_on_an_inexact_division_stays_the_union() -> None:
+    body = PTX.format(sign=XOR_SIGN).replace("setp.ne.b32 %p1, %r3, %r7;", "setp.ne.b32 %p1, %r3, %r1;")
+    rg, fn = _ptx(body)
+    assert _iv(rg, fn, "%r10")[0] == -(2**31) - 1
+
+
+def _mlir(sign: bool) -> tuple[Ranges, str, str, str]:
+    b = FnBuilder()
+    a = b.param("%arg0", I32)
+    n = b.op(Kind.EXTRACT, a, attrs={"path": (1, 0)})
+    t = b.op(Kind.SREG, attrs={"sreg": "ctaid.x"})
+    x = b.op(Kind.SUB, t, n)
+    d = b.op(Kind.SHUFFLE, b.op(Kind.SUB, n, t), t, attrs={"shuffled": 0})
+    q = b.op(Kind.DIV, x, d, signed=True)
+    zero = b.const(0)
+    inexact = b.op(Kind.ICMP, x, b.op(Kind.MUL, q, d), width=1, attrs={"pred": "ne"})
+    xneg = b.op(Kind.ICMP, x, zero, width=1, attrs={"pred": "slt"})
+    dneg = b.op(Kind.ICMP, d, zero, width=1, attrs={"pred": "slt"})
+    opposite = b.op(Kind.ICMP, xneg, dneg, width=1, attrs={"pred": "ne"}) if sign else xneg
+    cond = b.op(Kind.AND, inexact, opposite, width=1)
+    f = b.op(Kind.SELECT, cond, b.op(Kind.ADD, q, b.const(-1)), q)
+    r = b.op(Kind.SUB, x, b.op(Kind.MUL, f, d))
+    gr = dataflow.build(b.module, b.fn, reaching_definitions)
+    return Ranges(gr, Facts.of(b.fn.attrs)), q, f, r
+
+
+def test_mlir_floor_quotient_stays_in_i32_and_its_remainder_is_below_the_divisor() -> None:
+    rg, q, f, r = _mlir(sign=True)
+    assert rg.interval(rg.value(int(q[1:]))).lo == -(2**31)
+    fv = rg.value(int(f[1:]))
+    assert rg.name(fv).startswith("floor(") and rg.interval(fv).lo == -(2**31)
+    rv = rg.interval(rg.value(int(r[1:])))
+    assert (rv.lo, rv.hi) == (-(2**31) + 2, 2**31 - 2)
+
+
+def test_mlir_fix_up_without_the_sign_test_is_no_floor() -> None:
+    rg, _, f, r = _mlir(sign=False)
+    assert rg.interval(rg.value(int(f[1:]))).lo == -(2**31)
+    assert rg.interval(rg.value(int(r[1:]))).hi > 2**31
+
+
+def test_ptx_fix_up_of_a_dividend_wider_than_i32_uses_the_register_value() -> None:
+    # the ideal x = p + q reaches 2^32; the division and the compare see its 32-bit register value
+    rg, fn = _ptx(PTX.format(sign=XOR_SIGN).replace("sub.s32 %r3, %r1, %r2;", "add.s32 %r3, %r1, %r2;"))
+    assert _iv(rg, fn, "%r10")[0] >= -(2**31)
