@@ -24,11 +24,13 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_patch(args: argparse.Namespace) -> int:
+    from irscan.cli import _path
     from irscan.patching.inhook import PatchError
     from irscan.patching.offline import patch_tree
 
+    src, out = _path(args.input, "the input path"), _path(args.out, "-o")  # "" is no folder anyone named
     try:
-        reps = {k: r.to_json() for k, r in patch_tree(Path(args.input), Path(args.out), args.strict).items()}
+        reps = {k: r.to_json() for k, r in patch_tree(src, out, args.strict).items()}
     except PatchError as exc:
         print(f"irscan: patch: {exc}", file=sys.stderr)
         return 1
@@ -61,7 +63,31 @@ def _reports(out: Path) -> dict[str, dict[str, Any]]:
     from irscan.capturing.store import find_captures
 
     caps = find_captures(out) if out.is_dir() else []
-    return {str(c): json.loads((c / PATCH_FILE).read_text()) for c in caps if (c / PATCH_FILE).exists()}
+    return {str(c): _read_report(c / PATCH_FILE) for c in caps if (c / PATCH_FILE).exists()}
+
+
+#: what summary_lines and audit_fields read of each patch.json entry
+_ENTRY_KEYS = {"patches": ("id", "rule", "ops_rewritten"), "not_patched": ("id", "reason")}
+
+
+def _read_report(path: Path) -> dict[str, Any]:
+    """A capture's patch.json; ``audit --out DIR`` may find an old or hand-edited one: one that does not
+    read as patch mode wrote it is bad input at that file (exit 2), not a KeyError."""
+    from irscan.ir import IRSyntaxError
+    from irscan.resources import read_text
+
+    text, want = read_text(path), ["patch.json as irscan patch mode writes it"]
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise IRSyntaxError(str(path), exc.lineno, exc.colno, f"not JSON: {exc.msg}", want) from None
+    except (RecursionError, MemoryError):  # nested too deeply, or too large: json stops cleanly
+        raise IRSyntaxError(str(path), 1, 1, "not a patch report: nested too deeply or too large", want) from None
+    for key, needed in _ENTRY_KEYS.items():
+        items = doc.get(key) if isinstance(doc, dict) else None
+        if not isinstance(items, list) or not all(isinstance(e, dict) and all(k in e for k in needed) for e in items):
+            raise IRSyntaxError(str(path), 1, 1, f"not a patch report: '{key}' is not a list of entries", want)
+    return doc  # type: ignore[no-any-return]
 
 
 def audit_fields(out: Path) -> tuple[dict[str, Any], list[str]]:

@@ -47,24 +47,47 @@ def _inputs(src: Path) -> tuple[Path, dict[str, Any] | None, Path]:
     return src, meta, src.parent
 
 
-def _check_out(src: Path, ir_file: Path, out: Path) -> None:
-    o = out.resolve()
-    if o == ir_file.resolve() or o == ir_file.parent.resolve() or (src.is_dir() and o == src.resolve()):
-        raise UsageError(f"-o {out} would write over the input; give another folder")
+def _resolved(path: Path, what: str) -> Path:
+    """``path.resolve()``; a symlink loop (RuntimeError on Python 3.11, OSError later) is bad usage."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError) as exc:
+        raise UsageError(f"{what}{path}: cannot be resolved ({exc})") from None
+
+
+def _out_folder(out: Path) -> Path:
+    """OUT resolved, when it is a folder or nothing yet (a file, /dev/null, a symlink loop: exit 2)."""
+    o = _resolved(out, "-o ")
     if o.exists() and not o.is_dir():
-        raise UsageError(f"-o {out} is a file; give a folder")
+        raise UsageError(f"-o {out} is not a folder; give a folder")
+    return o
+
+
+def _check_out(src: Path, ir_file: Path, out: Path) -> None:
+    o = _out_folder(out)
+    if o == ir_file.resolve() or o == ir_file.parent.resolve() or (src.is_dir() and o == _resolved(src, "")):
+        raise UsageError(f"-o {out} would write over the input; give another folder")
+
+
+def _make_out(out: Path) -> None:
+    """OUT, made here: under a regular file or /dev/null, in /proc, unwritable, it is bad usage (exit 2)."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"-o {out}: {exc.strerror or exc}") from None
 
 
 def patch_tree(src: Path, out: Path, strict: bool = False) -> dict[str, Report]:
     """A capture folder, a file, or a folder of capture folders (each to its own folder under OUT)."""
     from irscan.capturing.store import find_captures
 
+    o = _out_folder(out)
     if src.is_dir() and not any(
         (src / n).exists() for n in ("module.mlir", "module.mlir.xz", "module.ptx", "module.ptx.xz")
     ):
         caps = find_captures(src)
         if caps:
-            if out.resolve() in {c.resolve() for c in caps} or out.resolve() == src.resolve():
+            if o in {c.resolve() for c in caps} or o == src.resolve():
                 raise UsageError(f"-o {out} would write over the input; give another folder")
             return {str(out / c.relative_to(src)): patch_path(c, out / c.relative_to(src), strict) for c in caps}
     return {str(out): patch_path(src, out, strict)}
@@ -74,10 +97,13 @@ def patch_path(src: Path, out: Path, strict: bool = False) -> Report:
     ir_file, meta, folder = _inputs(src)
     _check_out(src, ir_file, out)
     text = read_text(ir_file)
-    from irscan.pipeline import detect_ir
+    from irscan.pipeline import IR_SUFFIXES, detect_ir, parse, require_ir
 
     kind = detect_ir(ir_file, text)
-    out.mkdir(parents=True, exist_ok=True)
+    require_ir(text, str(ir_file), kind, ir_file.name.endswith(IR_SUFFIXES))
+    if kind == "mlir":  # irscan's front end first: bad input gets its located error, not the DSL's
+        parse(text, str(ir_file), kind)
+    _make_out(out)
     rep = _patch_mlir(text, ir_file, meta, out) if kind == "mlir" else _patch_ptx(text, ir_file, meta, out)
     if meta is not None:
         shutil.copy(folder / "meta.json", out / "meta.json")
@@ -107,10 +133,19 @@ def _patch_mlir(text: str, ir_file: Path, meta: dict[str, Any] | None, out: Path
     ir: Any = _ir  # the bindings ship no type stubs
     passmanager: Any = _pm
 
-    from irscan.patching.parse import parse_module
+    from irscan.patching.parse import dsl_error, parse_module
+
+    source = text
+
+    def lower(op: Any, prefix: Path) -> None:
+        """The DSL's tail; a failure is the input's (ptxas refusing its inline asm, say): exit 2 at it."""
+        try:
+            passmanager.PassManager.parse(TAIL.format(p=prefix)).run(op)
+        except ir.MLIRError as exc:
+            raise dsl_error(exc, source, str(ir_file), "the DSL's lowering refuses it") from None
 
     with ir.Context(), ir.Location.unknown():
-        module = parse_module(text)
+        module = parse_module(text, str(ir_file))
         # scan the module as the bindings print it: the SSA names the rewriter looks up are the printer's
         text = module.operation.get_asm(enable_debug_info=True)
         rep, new_text = patch_module(module, text, str(ir_file), meta)
@@ -120,11 +155,16 @@ def _patch_mlir(text: str, ir_file: Path, meta: dict[str, Any] | None, out: Path
         orig.mkdir(exist_ok=True)
         (orig / "module.mlir").write_text(text)
         if rep.original is not None:  # the original through the same tail: its PTX, for registers_before
-            passmanager.PassManager.parse(TAIL.format(p=orig / "module")).run(rep.original)
-        passmanager.PassManager.parse(TAIL.format(p=out / "module")).run(module.operation)
+            lower(rep.original, orig / "module")
+        try:
+            lower(module.operation, out / "module")
+        except IRSyntaxError as exc:
+            if rep.original is None:  # nothing was patched: the input's own module does not lower
+                raise
+            rep.reverted = f"the patched module does not lower: {exc.message}"  # the original did
     for d in (out, orig):
         take_dumps(d)
-    if rep.patches:
+    if rep.patches and not rep.reverted:
         try:
             after = assemble(out / "module.ptx").registers
             rep.verified.append("ptxas assembles the patched PTX")
