@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
-from pathlib import Path
 from typing import Any
 
 
@@ -29,12 +29,13 @@ def add_parser(sub: Any) -> None:
 def cmd_report(args: argparse.Namespace) -> int:
     from irscan.bugreport.collect import group, load_findings
     from irscan.bugreport.write import write_report
-    from irscan.cli import _usage_error
+    from irscan.cli import _path, _usage_error, _writing
 
     *ids, source = args.items
-    if not Path(source).exists():
+    src, out = _path(source, "the source"), _path(args.out, "-o")  # "" would be the current folder
+    if not src.exists():
         return _usage_error(f"{source}: no such capture folder, IR file or report")
-    causes = group(load_findings(Path(source)))
+    causes = group(load_findings(src))
     known = {f["id"]: rc for rc in causes for f in rc.findings}
     unknown = [i for i in ids if i not in known]
     if unknown or not (ids or args.all):
@@ -50,8 +51,12 @@ def cmd_report(args: argparse.Namespace) -> int:
         from irscan.bugreport.matrix import filler
 
         after = filler(args.matrix, args.bisect)
+    with _writing("-o", out):  # a file, /dev/null, /proc or a symlink loop there is bad usage (exit 2)
+        if out.exists() and not out.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, "not a folder")
+        out.mkdir(parents=True, exist_ok=True)
     for rc in chosen:
-        md = write_report(rc, Path(args.out), not args.no_script, after)
+        md = write_report(rc, out, not args.no_script, after)
         if md is None:
             failed += 1
         else:

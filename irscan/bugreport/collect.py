@@ -66,13 +66,18 @@ def load_findings(source: Path) -> list[dict[str, Any]]:
     is not an irscan report is bad input (exit 2), whatever it holds."""
     if source.is_file() and source.suffix == ".json":
         from irscan.ir import IRSyntaxError
+        from irscan.resources import read_text
 
+        text = read_text(source)  # bad bytes, a special file or one too big: located errors of their own
         try:
-            doc = json.loads(source.read_text())
-        except (OSError, ValueError) as exc:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
             raise IRSyntaxError(
-                str(source), 1, 1, f"not a JSON report ({exc})", ["irscan scan --format json"]
+                str(source), exc.lineno, exc.colno, f"not a JSON report ({exc.msg})", ["irscan scan --format json"]
             ) from None
+        except (RecursionError, MemoryError) as exc:  # json's C scanner stops cleanly on either
+            why = "nested too deeply" if isinstance(exc, RecursionError) else "too large to hold in memory"
+            raise IRSyntaxError(str(source), 1, 1, f"not a JSON report: {why}", ["irscan scan --format json"]) from None
         found = doc.get("findings") if isinstance(doc, dict) else None
         if not isinstance(found, list) or not all(isinstance(f, dict) and all(k in f for k in _NEEDED) for f in found):
             want = ["a document of `irscan scan --format json` (findings with " + ", ".join(_NEEDED) + ")"]
@@ -90,11 +95,14 @@ def _capture_of(f: dict[str, Any]) -> Path | None:
 
 def _read_meta(cap: Path) -> dict[str, Any] | None:
     """The capture's meta.json; None when it cannot be read (the report then says what is not recorded)."""
-    try:
-        meta = json.loads((cap / META_FILE).read_text())
-    except (OSError, ValueError):
+    from irscan.capturing.store import parse_meta
+    from irscan.ir import IRSyntaxError
+    from irscan.resources import read_text
+
+    try:  # irscan's own reader: a FIFO, bad bytes, deep nesting or a bad field is "cannot be read" too
+        return parse_meta(read_text(cap / META_FILE), str(cap / META_FILE))
+    except IRSyntaxError:
         return None
-    return meta if isinstance(meta, dict) else None
 
 
 def _wrapping_ops(f: dict[str, Any]) -> list[tuple[str, str, int]]:

@@ -285,6 +285,8 @@ def parse_meta(text: str, path: str) -> dict[str, Any]:
         raise IRSyntaxError(path, exc.lineno, exc.colno, f"not valid JSON: {exc.msg}", ["a JSON object"]) from None
     except RecursionError:  # json's C scanner stops on deep nesting with this, cleanly
         raise IRSyntaxError(path, 1, 1, "JSON nested too deeply", ["a capture's meta.json"]) from None
+    except MemoryError:  # so it does past memory: read_text caps the bytes, not the objects they make
+        raise IRSyntaxError(path, 1, 1, "JSON too large to hold in memory", ["a capture's meta.json"]) from None
     try:
         check_meta(doc)
     except _Bad as exc:

@@ -27,6 +27,8 @@ def load_report(path: Path) -> dict[str, Any]:
         raise IRSyntaxError(str(path), exc.lineno, exc.colno, f"not JSON: {exc.msg}", _EXPECTED) from None
     except RecursionError:  # nesting deeper than the json module walks: not a report either
         raise IRSyntaxError(str(path), 1, 1, "not an irscan report: nested too deeply", _EXPECTED) from None
+    except MemoryError:  # objects past memory (read_text caps the bytes, not what they decode to)
+        raise IRSyntaxError(str(path), 1, 1, "not an irscan report: too large to hold in memory", _EXPECTED) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("findings"), list):
         raise IRSyntaxError(str(path), 1, 1, "not an irscan report: no 'findings' list at the top", _EXPECTED)
     for name, fields in _FIELDS.items():
