@@ -14,6 +14,7 @@ from irscan.analysis.hostgrid import GridDim
 from irscan.analysis.intervals import Affine, Interval, free_range
 from irscan.analysis.params import Field, align_meta, divisor, field_at, field_by_path, meta_fields, tensor_fields
 from irscan.ir import SREG_RANGES, Kind, Op, ParamField
+from irscan.ir.isa import CTA_ID_OF
 
 if TYPE_CHECKING:
     from irscan.analysis.dataflow import Graph
@@ -84,13 +85,14 @@ class Inputs:
         sreg = str(op.attrs.get("sreg", op.name))
         base, _, dim = sreg.partition(".")
         axis = "xyz".find(dim) if dim in ("x", "y", "z") else -1
-        launch = SREG_LAUNCH.get(base)
+        handed = base in CTA_ID_OF  # a CTA id the hardware hands out: ctaid's bounds, no launch pins it
+        launch = SREG_LAUNCH.get(CTA_ID_OF.get(base, base))
         dims = self.facts.block if launch == "block" else self.facts.grid if launch == "grid" else None
         if dims and axis >= 0 and axis < len(dims):
             d = dims[axis]
             if base in ("ntid", "nctaid"):
                 return Affine.of_const(d)
-            return self._atom(n, sreg, Interval(0, d - 1), True)
+            return self._atom(n, sreg, Interval(0, d - 1), not handed)
         r = op.attrs.get("range") or SREG_RANGES.get(sreg)
         iv = Interval(int(r[0]), int(r[1])) if r else free_range(op.width or 32)
         if base == "tid" and self.facts.max_block and 0 <= axis < len(self.facts.max_block):

@@ -22,8 +22,24 @@ SREG_RANGES: dict[str, tuple[int, int]] = {
     "cluster_ctarank": (0, 15), "cluster_nctarank": (1, 16),
 }  # fmt: skip
 
+#: values the hardware hands out that are the id of one CTA of the launched grid, by the special register
+#: they range as: cluster launch control's cancelled CTA (a persistent kernel's next tile), named
+#: ``clc_ctaid.{x,y,z}``.  They share ctaid's range and the host grid's bound, but no launch pins which
+#: CTAs come back (the analysis keeps them free).
+CTA_ID_OF = {"clc_ctaid": "ctaid"}
+SREG_RANGES.update({f"clc_ctaid.{a}": SREG_RANGES[f"ctaid.{a}"] for a in "xyz"})
+#: how each IR spells the query of a cancelled CTA's id: MLIR's ``query = get_first_cta_id_y``
+#: (nvvm.clusterlaunchcontrol.query.cancel), PTX's ``get_first_ctaid::y`` modifier
+#: (clusterlaunchcontrol.query_cancel)
+_CTA_ID_QUERIES = {q + a: f"clc_ctaid.{a}" for q in ("get_first_cta_id_", "get_first_ctaid::") for a in "xyz"}
 
 _AXES = (".x", ".y", ".z")
+
+
+def cta_id_query(spelling: str) -> str | None:
+    """The special register (``clc_ctaid.y``) a cluster-launch-control query returns, from its spelling
+    in either IR (``get_first_cta_id_y``, ``get_first_ctaid::y``); None for other queries (is_canceled)."""
+    return _CTA_ID_QUERIES.get(spelling)
 
 
 def sreg_name(name: str) -> str:

@@ -30,6 +30,7 @@ from irscan.frontend.mlir.types import (
     type_size,
 )
 from irscan.ir import SREG_RANGES, AddressSpace, Kind, sreg_name
+from irscan.ir.isa import cta_id_query
 
 ARITH_KINDS = {
     "llvm.add": Kind.ADD,
@@ -324,6 +325,9 @@ def _generic_spec(sp: Spec, body: Body) -> Spec:
         sp.kind = Kind.SHUFFLE
         sp.attrs["shuffled"] = 1  # operands: mask, value, offset, clamp
         sp.post = rtypes is None  # the result type then comes from the operands (finish_function)
+    elif name == "nvvm.clusterlaunchcontrol.query.cancel" and (clc := cta_id_query(info.get("query", ""))):
+        sp.kind = Kind.SREG  # a cancelled CTA's id: one of the grid's (irscan/ir/isa.py)
+        sp.attrs["sreg"], sp.attrs["range"] = clc, SREG_RANGES[clc]
     elif name == "llvm.alloca":
         sp.space = AddressSpace.LOCAL  # the thread's stack, whatever space its pointer type names
     elif name in ("llvm.mlir.zero", "llvm.mlir.undef", "llvm.mlir.poison"):

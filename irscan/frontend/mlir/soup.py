@@ -58,6 +58,7 @@ _TYPE_THEN_OPERAND = re.compile(r"^(i\d+)\([\w.]+\)$")
 
 
 _ASM_RE = re.compile(r'"([^"\\\n]*(?:\\.[^"\\\n]*)*)"')  # unrolled: see text.STRING_P
+_QUERY_RE = re.compile(r"\bquery\s*=\s*(\w+)")
 _LAUNCHED_RE = re.compile(r"cuda\.launch_ex\s+@(?:[\w$.]+::@)?([\w$.]+)")
 
 
@@ -80,6 +81,10 @@ def soup_info(name: str, raw_body: str) -> dict[str, Any]:
         m = _ASM_RE.search(raw_body)
         if m:
             info["intrinsic"] = unescape(m.group(1))[:200]
+    elif name == "nvvm.clusterlaunchcontrol.query.cancel":
+        m = _QUERY_RE.search(raw_body)
+        if m:
+            info["query"] = m.group(1)  # get_first_cta_id_y: a CTA id of the grid (irscan/ir/isa.py)
     elif name == "llvm.inline_asm":
         strings = [unescape(m.group(1)) for _, m in zip(range(2), _ASM_RE.finditer(raw_body), strict=False)]
         if strings:

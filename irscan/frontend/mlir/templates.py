@@ -50,8 +50,9 @@ _INSERT_HEAD = re.compile(r"llvm\.insertvalue (%[\w$.\-]+(?:#\d+)?), (%[\w$.\-]+
 _OP_START = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"')
 #: ops with a grammar rule that the fast regexes above did not take
 _OTHER_RULE_OPS = frozenset({"llvm.extractvalue", "llvm.insertvalue", "llvm.func"})
-#: generic ops whose spec depends on more than their type list (asm text, callee, shuffle mask)
-_UNCACHED_GENERIC = frozenset({"llvm.inline_asm", "llvm.call", "llvm.call_intrinsic", "llvm.shufflevector"})
+#: generic ops whose spec depends on more than their type list (asm text, callee, shuffle mask, query)
+_UNCACHED_GENERIC = frozenset({"llvm.inline_asm", "llvm.call", "llvm.call_intrinsic", "llvm.shufflevector",
+                               "nvvm.clusterlaunchcontrol.query.cancel"})  # fmt: skip
 _MISSING = object()
 #: a character no token of an op can hold (strings blanked): cheap validation of ops the grammar skips
 _BAD_CHAR_RE = re.compile(r'[^\w\s%^@#!"<>()\[\]{},:=*?|+\-.$]')

@@ -15,7 +15,8 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from irscan.ir import Kind
+from irscan.ir import SREG_RANGES, Kind
+from irscan.ir.isa import cta_id_query
 
 _INT_TYPES = {
     "s8": (8, True), "s16": (16, True), "s32": (32, True), "s64": (64, True),
@@ -155,6 +156,10 @@ def opcode_rule(opcode: str) -> OpcodeRule:
     if root == "shfl":
         # shfl.sync.bfly.b32 d|p, a, b, c, mask: d is another lane's a
         r.kind, r.attrs = Kind.SHUFFLE, {"shuffled": 0}
+        return r
+    clc = cta_id_query(mods[1]) if root == "clusterlaunchcontrol" and len(mods) > 1 else None
+    if clc is not None:  # query_cancel.get_first_ctaid::y: a CTA id of the grid (irscan/ir/isa.py)
+        r.kind, r.width, r.attrs = Kind.SREG, 32, {"sreg": clc, "range": SREG_RANGES[clc]}  # .b32 of .b128
         return r
     if root in _MEMOP_ROOTS:
         r.kind, r.special = Kind.MEMOP, "mem"  # demoted to OPAQUE below when it has no [address]
