@@ -330,10 +330,15 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod, Mag
         if k in (Kind.MUL, Kind.MULWIDE, Kind.MAD, Kind.MADWIDE) and len(op.operands) >= 2:
             a = yield from self._operand(n, 0)
             b = yield from self._operand(n, 1)
-            prod = self._product(n, a, b)
-            if k in (Kind.MAD, Kind.MADWIDE) and len(op.operands) == 3:
-                return prod.add((yield from self._operand(n, 2)))
-            return prod
+            if k not in (Kind.MAD, Kind.MADWIDE) or len(op.operands) != 3:
+                return self._product(n, a, b)
+            c = yield from self._operand(n, 2)
+            one = Affine.of_const(1)
+            if c == a and not a.is_const():  # a*b + a (PTX folds (b + 1)*a so): the product a*(b + 1)
+                return self._product(n, a, b.add(one))
+            if c == b and not b.is_const():
+                return self._product(n, a.add(one), b)
+            return self._product(n, a, b).add(c)
         if k is Kind.SHL and len(op.operands) == 2:
             a, b = yield from self._operands(n)
             if b.is_const() and 0 <= b.const < 64:
