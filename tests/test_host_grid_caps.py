@@ -65,3 +65,30 @@ def test_max_with_a_constant_is_no_cap() -> None:
     rg, row, grids = _block_row(grid)
     assert all(g.cap is None for g in grids)
     assert rg.interval(_val(rg, row)).hi > 770 * 7
+
+
+def test_a_floor_divided_scalar_argument_bounds_the_block_index() -> None:
+    """``grid = ((rows + 31) // 32, 1, 1)`` with ``rows`` an Int32 scalar argument (raw-pointer kernels):
+    Python's floor division is the quotient or one less, so ``32*ctaid.x <= rows - 1``."""
+    b = FnBuilder()
+    b.param("%arg0", "i32")
+    bid = b.op(Kind.SREG, attrs={"sreg": "ctaid.x"})
+    row = b.op(Kind.ADD, b.op(Kind.MUL, bid, b.const(32)), b.const(31))
+    b.function("host")
+    rows = b.param("%arg0", "i32")
+    num = b.op(Kind.ADD, rows, b.const(31))
+    q = b.op(Kind.DIV, num, b.const(32), signed=True)
+    inexact = b.op(Kind.ICMP, num, b.op(Kind.MUL, q, b.const(32)), width=1, attrs={"pred": "ne"})
+    neg = b.op(Kind.ICMP, num, b.const(0), width=1, attrs={"pred": "slt"})
+    floor = b.op(Kind.SELECT, b.op(Kind.AND, inexact, neg, width=1), b.op(Kind.ADD, q, b.const(-1)), q)
+    cfg = b.op(Kind.OPAQUE, b.const(1), width=0, name="llvm.alloca")
+    for axis, v in enumerate((floor, b.const(1), b.const(1))):
+        at = b.op(Kind.GEP, cfg, width=0, attrs={"indices": [("const", 0), ("const", 0), ("const", axis)],
+                                                 "elem_type": CONFIG_STRUCT + " i64, ptr, ptr, i32)>"})  # fmt: skip
+        b.op(Kind.STORE, v, at, width=32, addr=1, result=False)
+    b.op(Kind.LAUNCH, cfg, rows, width=0, name="cuda.launch_ex", attrs={"kernel": "@kernels::@k"})
+    grids = module_grids(b.module, None)["k"]
+    assert grids == (GridDim(0, 0, (), 32),)
+    rg = _ranges(b, grid=grids)
+    assert rg.interval(_val(rg, row)).hi == 2**31 - 1  # ctaid.x <= 2^26 - 1
+    assert [(x.terms, x.const) for x in rg.bounds(_val(rg, row))][0] == ((("arg0", 1),), 30)

@@ -190,7 +190,8 @@ def _config_grid(gr: dataflow.Graph) -> list[int] | None:
 def _ceil_div(gr: dataflow.Graph, n: int) -> tuple[int | None, int, int | None] | None:
     """``(F, t, cap)`` when op n's value is at most ``ceil(F / t)`` for a field read F (None: no field)
     and at most ``cap`` (None: no constant): ``F``, ``F / t``, ``(F + t - 1) / t``, the DSL's
-    ``q = F / t; F != q*t ? q + 1 : q``, and nests of these (a ceil of a ceil is one ceil by the
+    ``q = F / t; F != q*t ? q + 1 : q``, Python's ``F // t`` (``... ? q - 1 : q``, at most q: a grid of
+    ``(rows + 31) // 32``), and nests of these (a ceil of a ceil is one ceil by the
     product; a floor is at most the ceil); ``min(v, c)`` (the op, or the select the DSL writes) for a
     constant c is at most ``c`` (so the grid at most ``k·ceil(c / t)`` with the factors ``k`` and tiles
     ``t`` above it), then v is followed; a product ``k·v`` by a constant keeps only the caps below it."""
@@ -213,9 +214,9 @@ def _ceil_div(gr: dataflow.Graph, n: int) -> tuple[int | None, int, int | None] 
             scale, n = scale * k[0][1], src[0]
         elif op.kind is Kind.SELECT and len(op.operands) == 3:
             a, b = (gr.defs(n, s) for s in (1, 2))
-            if not (len(a) == 1 and len(b) == 1 and _plus_one(gr, a[0]) == b[0] and gr.op(b[0]).kind is Kind.DIV):
+            if not (len(a) == 1 and len(b) == 1 and _step(gr, a[0]) == b[0] and gr.op(b[0]).kind is Kind.DIV):
                 return _capped(cap)
-            n = b[0]  # ceil: the quotient or one more
+            n = b[0]  # ceil: the quotient or one more; floor (``//``): the quotient or one less, at most it
         elif op.kind is Kind.DIV and len(op.operands) == 2:
             t = _const(gr, n, 1)
             src = gr.defs(n, 0)
@@ -265,12 +266,13 @@ def _rounded_up(gr: dataflow.Graph, n: int, t: int) -> int | None:
     return None
 
 
-def _plus_one(gr: dataflow.Graph, n: int) -> int | None:
+def _step(gr: dataflow.Graph, n: int) -> int | None:
+    """x of ``x + 1`` or ``x - 1`` (a ceil's or a floor's fix-up of a quotient)."""
     op = gr.op(n)
     if op.kind is not Kind.ADD:
         return None
     for s in (0, 1):
-        if _const(gr, n, 1 - s) == 1 and len(gr.defs(n, s)) == 1:
+        if _const(gr, n, 1 - s) in (1, -1) and len(gr.defs(n, s)) == 1:
             return gr.defs(n, s)[0]
     return None
 
