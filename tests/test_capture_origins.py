@@ -14,10 +14,14 @@ SCRIPT = FIXTURES / "compile_origins.py"
 
 
 def _args(out: Path) -> dict[str, list[dict]]:
-    (folder,) = [p for p in out.iterdir() if p.is_dir()]
-    meta = json.loads((folder / "meta.json").read_text())
-    store.check_meta(meta)
-    return {k["name"].split("_kernel_")[0].removeprefix("kernel_cutlass_"): k["args"] for k in meta["kernels"]}
+    """Each kernel's args by the kernel's Python name; the second module's copy kernel as "view"."""
+    found = {}
+    for i, folder in enumerate(sorted(p for p in out.iterdir() if p.is_dir())):
+        meta = json.loads((folder / "meta.json").read_text())
+        store.check_meta(meta)
+        for k in meta["kernels"]:
+            found["view" if i else k["name"].split("_kernel_")[0].removeprefix("kernel_cutlass_")] = k["args"]
+    return found
 
 
 @pytest.fixture(scope="module", params=["irscan capture", "irscan.capture() after import cutlass"])
@@ -45,12 +49,26 @@ def test_from_dlpack_with_32bit_strides_is_recorded(args):
     assert "origin" not in alpha  # a scalar
 
 
+def test_a_view_of_a_host_tensor_names_it_and_the_host_tensors_sharing_its_extent(args):
+    src, flat = args["view"]
+    assert "origin" not in flat and flat["layout"] == "?:1"  # the host made it: not checked by the DSL
+    base = flat["view_of"]
+    assert (base["dtype"], base["layout"], base["host_arg"], base["origin"]) == ("f32", "(?,4):(4,1)", 1, "fake")
+    sym = base["modes"][0]["shape"]["sym"]
+    assert src["modes"][0]["shape"]["sym"] == sym
+    peers = {(p["host_arg"], p["layout"]) for p in flat["sym_peers"]}
+    assert peers == {(0, "(?):(1)"), (2, "(?,8,16):(128,16,1)")}  # src, and big, which no kernel sees
+
+
 @pytest.mark.parametrize(
     ("arg", "what"),
     [
         ({"use_32bit_stride": 1}, "kernels[0].args[0].use_32bit_stride: expected true or false, got 1"),
         ({"origin": 3}, "kernels[0].args[0].origin: expected a string, got 3"),
         ({"modes": [{"shape": {"kind": "dynamic", "width": 32, "sym": 0}}]}, "modes[0].shape.sym: expected a string"),
+        ({"view_of": {"host_arg": -1}}, "kernels[0].args[0].view_of.host_arg: expected an integer >= 0, got -1"),
+        ({"sym_peers": [{"dtype": 16}]}, "kernels[0].args[0].sym_peers[0].dtype: expected a string, got 16"),
+        ({"sym_peers": {}}, "kernels[0].args[0].sym_peers: expected a list"),
     ],
 )
 def test_bad_origin_fields_name_the_field(arg, what):

@@ -36,8 +36,8 @@ from irscan.capturing.meta import (
     jit_functions,
     kernel_signatures,
     launch_facts,
-    watch_host_tensors,
 )
+from irscan.capturing.origins import watch_host_tensors
 from irscan.capturing.releases import ALIAS, TAIL_START
 from irscan.capturing.store import Capture
 

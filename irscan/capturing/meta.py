@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import re
 import sys
-import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +27,7 @@ class KernelInfo:
     #: one entry per kernel argument: {"index", "type"} and for tensors {"dtype", "space", "layout",
     #: "modes": [{"shape": "static"|"dynamic", "stride": ..., "shape_width", "stride_width"}]}; a tensor
     #: the host passes on as ``cute.compile`` received it also has "origin" and "use_32bit_stride", and
-    #: its dynamic shape modes a "sym" (:func:`host_tensor_facts`)
+    #: its dynamic shape modes a "sym"; a view of one has "view_of" (capturing/origins.py)
     args: list[dict[str, Any]] = field(default_factory=list)
     launch: dict[str, Any] = field(default_factory=dict)
 
@@ -114,131 +112,12 @@ def kernel_signatures(module: Any) -> dict[str, KernelInfo]:
             info = KernelInfo(name=name, file=file, line=line, args=signature_args(f))
             infos[name] = info
     try:
+        from irscan.capturing.origins import host_tensor_facts
+
         host_tensor_facts(module, infos)
     except Exception:  # noqa: BLE001 (facts of our own: a DSL that changed shape loses them, not the capture)
         pass
     return infos
-
-
-# ----------------------------------------------------------------------------------------- where tensors came from
-# The MLIR type of a tensor does not say how the user made it, and two facts the reporting rule uses
-# depend on that: ``from_dlpack(t, use_32bit_stride=True)`` makes the DSL's runtime refuse, at each
-# call, a tensor spanning more than INT32_MAX elements (a fake tensor with i32 strides is never checked),
-# and fake tensors built with one ``cute.sym_int()`` share that extent.  So the Python objects are
-# watched where the DSL binds them to the host function's block arguments (``__new_from_mlir_values__``),
-# and a kernel argument the host passes on unchanged (a launch operand that is that block argument)
-# gets their facts.  A view the host derives (a slice, ``domain_offset``) gets none: its span is not
-# the one the DSL checked.
-
-_ORIGINS = {"_Tensor": "dlpack", "_FakeTensor": "fake"}
-_bound = threading.local()  # .pending: [(block argument, Python tensor)] of the host function being traced
-
-
-def watch_host_tensors() -> None:
-    """Wrap the DSL's runtime tensor classes so that each host block argument's Python tensor is known,
-    once ``cutlass.cute.runtime`` is imported (the hook goes in while ``import cutlass`` is still under
-    way, before it is).  Idempotent; recording never fails the user's compile."""
-    from irscan.capturing.env import after_import
-
-    after_import("cutlass.cute.runtime", _watch)
-
-
-def _watch() -> None:
-    try:
-        _wrap_dsl()
-    except Exception as exc:  # noqa: BLE001 (a DSL that changed shape loses these facts, nothing else)
-        print(f"irscan: tensor origins not recorded ({type(exc).__name__}: {exc})", file=sys.stderr)
-
-
-def _wrap_dsl() -> None:
-    from cutlass.base_dsl.dsl import BaseDSL
-    from cutlass.cute import runtime
-
-    for cls in (getattr(runtime, n, None) for n in _ORIGINS):
-        new = getattr(cls, "__new_from_mlir_values__", None)
-        if new is None or getattr(new, "_irscan", False):
-            continue
-
-        def bind(self: Any, values: list[Any], _new: Any = new) -> Any:
-            try:
-                _bound.__dict__.setdefault("pending", []).append((_ir_value(values[0]), self))
-            except Exception:  # noqa: BLE001
-                pass
-            return _new(self, values)
-
-        bind._irscan = True  # type: ignore[attr-defined]
-        cls.__new_from_mlir_values__ = bind  # type: ignore[union-attr]
-    types = BaseDSL.generate_mlir_function_types
-    if not getattr(types, "_irscan", False):
-
-        def start(self: Any, *args: Any, **kwargs: Any) -> Any:
-            _bound.pending = []  # a new host function: the last one's values are of another module
-            return types(self, *args, **kwargs)
-
-        start._irscan = True  # type: ignore[attr-defined]
-        BaseDSL.generate_mlir_function_types = start  # type: ignore[method-assign]
-
-
-def _ir_value(v: Any) -> Any:
-    """The ``ir.Value`` under the DSL's wrappers (``CoreTensor``, ``cute.tensor._Tensor``: ``.value``)."""
-    from cutlass._mlir import ir
-
-    for _ in range(4):
-        if isinstance(v, ir.Value):  # type: ignore[attr-defined]
-            return v
-        v = getattr(v, "value", None)
-    return None
-
-
-def _same(a: Any, b: Any) -> bool:
-    from cutlass._mlir import ir  # the DSL's value classes overload ==; the plain Value compares handles
-
-    return a is not None and b is not None and bool(ir.Value.__eq__(a, b))  # type: ignore[attr-defined]
-
-
-def tensor_facts(obj: Any, syms: dict[int, str]) -> dict[str, Any]:
-    """What a Python tensor says that its MLIR type does not: where it came from, whether its strides
-    were asked for in 32 bits, and per shape mode the id of the ``SymInt`` it shares (None if static
-    or not a symbol); ``syms`` numbers the symbols of one compile (``s0``, ``s1``, ...)."""
-    origin = _ORIGINS.get(type(obj).__name__, "other")
-    shape = getattr(getattr(obj, "_typed_tensor", None), "shape", None) if origin == "fake" else None
-    modes: list[str | None] = []
-    for e in shape if isinstance(shape, tuple) else ():
-        modes.append(syms.setdefault(id(e), f"s{len(syms)}") if type(e).__name__ == "SymInt" else None)
-    return {"origin": origin, "use_32bit_stride": bool(getattr(obj, "_use_32bit_stride", False)), "syms": modes}
-
-
-def host_tensor_facts(module: Any, infos: dict[str, KernelInfo]) -> None:
-    """Give each kernel argument that is a host block argument bound to a Python tensor that tensor's
-    facts (:func:`tensor_facts`), read off the host functions' ``cuda.launch_ex`` operands."""
-    pending = getattr(_bound, "pending", [])
-    _bound.pending = []
-    syms: dict[int, str] = {}
-    for op in _launches(module) if pending else ():
-        info = infos.get((_attr_text(op, "callee") or "").rsplit("::", 1)[-1].strip('@" '))
-        operands = list(op.operands)[1:]  # the launch config first, then the kernel's arguments
-        if info is None or len(operands) != len(info.args):
-            continue
-        for arg, operand in zip(info.args, operands, strict=True):
-            value = _ir_value(operand)
-            obj = next((o for v, o in pending if _same(v, value)), None)
-            if obj is None or "modes" not in arg:
-                continue  # not a tensor, or one the host made or changed
-            facts = tensor_facts(obj, syms)
-            arg["origin"], arg["use_32bit_stride"] = facts["origin"], facts["use_32bit_stride"]
-            if len(facts["syms"]) == len(arg["modes"]):
-                for md, sym in zip(arg["modes"], facts["syms"], strict=True):
-                    if sym is not None and md["shape"].get("kind") == "dynamic":
-                        md["shape"]["sym"] = sym
-
-
-def _launches(module: Any) -> Iterator[Any]:
-    """The ``cuda.launch_ex`` ops of the module's host functions (outside ``gpu.module``)."""
-    for top in module.body.operations:
-        if top.operation.name != "gpu.module":
-            for region in top.regions:
-                for block in region.blocks:
-                    yield from (op for op in block.operations if op.operation.name == "cuda.launch_ex")
 
 
 def signature_args(f: Any) -> list[dict[str, Any]]:

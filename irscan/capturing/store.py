@@ -223,10 +223,17 @@ def _mode(v: Any, where: str) -> None:
     _str(m, "sym", where)  # the SymInt a fake tensor's extent shares with other modes (capturing/meta.py)
 
 
-def _arg(v: Any, where: str) -> None:
+def _arg(v: Any, where: str, host: bool = False) -> None:
+    """A kernel argument, or (``host``) a host tensor it names (``view_of``, ``sym_peers``; one level)."""
     a = _obj(v, where)
     if "index" in a:
         _int(a["index"], f"{where}.index", 0)
+    if "host_arg" in a:
+        _int(a["host_arg"], f"{where}.host_arg", 0, null=True)
+    if not host and "view_of" in a:
+        _arg(a["view_of"], f"{where}.view_of", host=True)
+    for i, peer in enumerate(_list(a.get("sym_peers", []), f"{where}.sym_peers") if not host else ()):
+        _arg(peer, f"{where}.sym_peers[{i}]", host=True)
     for key in ("type", "dtype", "space", "layout", "origin"):
         _str(a, key, where)
     if "use_32bit_stride" in a:
