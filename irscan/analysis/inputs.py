@@ -156,6 +156,10 @@ class Inputs:
 
     def _arg(self, n: int, op: Op) -> Affine:
         f = self._param_field(n, op)
+        param = op.attrs.get("param", -1)
+        scalar = self._field_atom(param, ()) if f is None and isinstance(param, int) and param >= 0 else None
+        if scalar is not None:  # an MLIR integer scalar: its own width, the atom the host grid's bound names
+            return scalar
         if f is None:  # a whole parameter
             w = op.width or 64
             return self._named_field(n, Field((), 0, w, f"arg{op.attrs.get('param', -1)}"), w, -1)
