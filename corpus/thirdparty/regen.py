@@ -293,6 +293,47 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "quack GEMM sm100, varlen M with gathered A rows (index table), f32 rowvec and C (beta), bf16",
         "holdout2_workers:quack_gemm_gather",
     ),
+    # a third holdout set, triaged before any tuning (corpus/thirdparty/holdout3_workers.py)
+    "fi_gqa_decode_sm100a": (
+        "sm_100a",
+        "flashinfer modular Blackwell GQA decode bf16, 32/8 heads, hd 128, split-KV + reduction, LSE: ragged; paged",
+        "holdout3_workers:fi_gqa_decode",
+    ),
+    "b12x_vision_sm120a": (
+        "sm_120a",
+        "flashinfer b12x vision-tower row kernels on raw pointers, 1152 channels: GELU, 2x2 spatial merge, QKV rotary",
+        "holdout3_workers:b12x_vision",
+    ),
+    "b12x_paged_merge_sm120a": (
+        "sm_120a",
+        "flashinfer b12x paged attention split-KV merge, bf16 hd 128, persistent (188 CTAs), symbolic tensors",
+        "holdout3_workers:b12x_paged_merge",
+    ),
+    "fa4_bwd_sparse_mla_sm100a": (
+        "sm_100a",
+        "FA4 sparse-MLA backward (recompute P), varlen, 128 q heads / 1 KV, rope 64 + latent 512, top-2048 KV indices",
+        "holdout3_workers:fa4_bwd_sparse_mla",
+    ),
+    "quack_gemm_default_sm120a": (
+        "sm_120a",
+        "quack GEMM sm120 (GemmDefaultSm120), bf16, tile 128x128, persistent: with C (beta); varlen M, f32 rowvec",
+        "holdout3_workers:quack_gemm_default",
+    ),
+    "fi_msa_indexer_sm90a": (
+        "sm_90a",
+        "flashinfer MSA Hopper indexer: fp8 paged decode proxy score (4 heads, page 128); top-16 block select (masked)",
+        "holdout3_workers:fi_msa_indexer",
+    ),
+    "fi_msa_sparse_prefill_sm90a": (
+        "sm_90a",
+        "flashinfer MSA Hopper sparse prefill on raw addresses: 16/1 heads, hd 128, fp8 paged KV (128), top-16 blocks",
+        "holdout3_workers:fi_msa_sparse_prefill",
+    ),
+    "b12x_hyperconnection_sm120a": (
+        "sm_120a",
+        "flashinfer b12x hyper-connection row kernels, raw pointers, 4 streams x 7168: RMSNorm, SiLU, gate, combine",
+        "holdout3_workers:b12x_hyperconnection",
+    ),
 }
 
 
