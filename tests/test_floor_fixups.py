@@ -107,3 +107,21 @@ def test_ptx_fix_up_of_a_dividend_wider_than_i32_uses_the_register_value() -> No
     # the ideal x = p + q reaches 2^32; the division and the compare see its 32-bit register value
     rg, fn = _ptx(PTX.format(sign=XOR_SIGN).replace("sub.s32 %r3, %r1, %r2;", "add.s32 %r3, %r1, %r2;"))
     assert _iv(rg, fn, "%r10")[0] >= -(2**31)
+
+
+def test_mlir_sign_test_of_non_negative_values_decides_the_fix_up() -> None:
+    """``(x < 0) != (d < 0)`` with x and d both non-negative never holds (irscan/analysis/decide.py):
+    the floor is the quotient itself, never below zero."""
+    b = FnBuilder()
+    n = b.op(Kind.EXTRACT, b.param("%arg0", I32), attrs={"path": (1, 0)})
+    x = b.op(Kind.SREG, attrs={"sreg": "ctaid.x"})
+    q = b.op(Kind.DIV, x, n, signed=True)
+    zero = b.const(0)
+    inexact = b.op(Kind.ICMP, x, b.op(Kind.MUL, q, n), width=1, attrs={"pred": "ne"})
+    xneg = b.op(Kind.ICMP, x, zero, width=1, attrs={"pred": "slt"})
+    dneg = b.op(Kind.ICMP, n, zero, width=1, attrs={"pred": "slt"})
+    opposite = b.op(Kind.ICMP, xneg, dneg, width=1, attrs={"pred": "ne"})
+    f = b.op(Kind.SELECT, b.op(Kind.AND, inexact, opposite, width=1), b.op(Kind.ADD, q, b.const(-1)), q)
+    gr = dataflow.build(b.module, b.fn, reaching_definitions)
+    rg = Ranges(gr, Facts.of(b.fn.attrs))
+    assert rg.value(int(f[1:])) == rg.value(int(q[1:]))

@@ -9,8 +9,9 @@ that needs a non-negative value (a division's quotient, ``x - d·(x / d)`` as a 
 A condition is decided when every compare in it is: ``u < v`` holds for every value when
 ``u.hi < v.lo`` and never when ``u.lo >= v.hi`` (likewise ``<=``, ``==``, ``!=``), on the ideal values
 the rest of the analysis reasons about; an unsigned compare only between non-negative values (where it
-is the signed one).  An ``and`` of compares is false when one of them is, true when all are; ``or``
-the other way round.  Anything else is undecided, and the select stays the union of its arms.
+is the signed one); ``==`` / ``!=`` of two compares (the sign test ``(x < 0) != (d < 0)``) when both
+are.  An ``and`` of compares is false when one of them is, true when all are; ``or`` the other way
+round.  Anything else is undecided, and the select stays the union of its arms.
 """
 
 from __future__ import annotations
@@ -58,11 +59,21 @@ class Decisions:
             return strong
         return (not strong) if all(o is (not strong) for o in outs) else None
 
-    def _decide_compare(self, c: int) -> Eval[bool | None]:
+    def _decide_compare(self, c: int, nested: bool = False) -> Eval[bool | None]:
         op = self.gr.op(c)
         pred = str(op.attrs.get("pred", ""))
         if len(op.operands) != 2:
             return None
+        sides = [self.gr.defs(c, s) for s in (0, 1)]
+        if (
+            pred in ("eq", "ne")
+            and not nested
+            and all(len(d) == 1 and self.gr.op(d[0]).kind is Kind.ICMP for d in sides)
+        ):
+            # (x < 0) != (d < 0), the floor division's sign test: each compare decided on its own
+            l0 = yield from self._decide_compare(sides[0][0], True)
+            l1 = yield from self._decide_compare(sides[1][0], True)
+            return None if l0 is None or l1 is None else (l0 == l1) == (pred == "eq")
         try:
             a = yield from self._operand(c, 0)
             b = yield from self._operand(c, 1)
