@@ -125,3 +125,9 @@ def test_mlir_sign_test_of_non_negative_values_decides_the_fix_up() -> None:
     gr = dataflow.build(b.module, b.fn, reaching_definitions)
     rg = Ranges(gr, Facts.of(b.fn.attrs))
     assert rg.value(int(f[1:])) == rg.value(int(q[1:]))
+
+
+def test_ptx_truncating_remainder_by_a_divisor_of_unknown_sign_is_below_it() -> None:
+    body = PTX.format(sign=XOR_SIGN).replace("mul.lo.s32 %r11, %r10, %r5;", "mul.lo.s32 %r11, %r6, %r5;")
+    rg, fn = _ptx(body)  # x - (x / d)*d, no fix-up: |r| < |d| and r has x's sign
+    assert _iv(rg, fn, "%r12") == (-(2**31) + 2, 2**31 - 2)
