@@ -42,18 +42,22 @@ def entry_key(e: dict[str, Any]) -> Key:
 
 BY_KEY = {entry_key(e): e for e in ENTRIES}
 #: the holdout sets: kernels captured and triaged before any tuning for them (holdout_workers.py, then
-#: holdout2_workers.py once irscan had been tuned on the first)
-HOLDOUT, HOLDOUT2 = (
-    set(re.findall(r"^def (\w+)\(arch", (THIRDPARTY / name).read_text(), re.M))
-    for name in ("holdout_workers.py", "holdout2_workers.py")
-)
+#: holdout2_workers.py once irscan had been tuned on the first, then holdout3_workers.py)
+HOLDOUTS = {
+    label: set(re.findall(r"^def (\w+)\(arch", (THIRDPARTY / name).read_text(), re.M))
+    for label, name in (
+        ("holdout", "holdout_workers.py"),
+        ("holdout-2", "holdout2_workers.py"),
+        ("holdout-3", "holdout3_workers.py"),
+    )
+}
 
 
 def subset(e: dict[str, Any]) -> str:
-    """``holdout`` / ``holdout-2`` when every capture of the entry comes from holdout_workers.py /
-    holdout2_workers.py, else ``tuned on``."""
+    """``holdout`` / ``holdout-2`` / ``holdout-3`` when every capture of the entry comes from that set's
+    workers file, else ``tuned on``."""
     workers = {re.sub(r"_sm\d+a?$", "", c) for c in e["captures"]}
-    return "holdout" if workers <= HOLDOUT else "holdout-2" if workers <= HOLDOUT2 else "tuned on"
+    return next((label for label, names in HOLDOUTS.items() if workers <= names), "tuned on")
 
 
 @pytest.fixture(scope="module")
