@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from irscan.analysis.dataflow import Graph
 from irscan.analysis.intervals import Affine
 from irscan.analysis.ranges import Ranges
-from irscan.checks import memory, other_accesses
+from irscan.checks import memory, other_accesses, shared_extents
 from irscan.checks.base import Candidate
 from irscan.findings import Finding, fold
 
@@ -154,24 +154,30 @@ def decide(gr: Graph, rg: Ranges, c: Candidate, th: dict[str, Any], path: list[i
         need = memory.extent_need(rg, name, extent_at)
         if need is not None:
             needs.append(need)
+        needs += shared_extents.extent_peer_needs(rg, name, extent_at)
     start = c.widening.sink_from if c.widening.sink_from is not None else c.widening.node
     for sink in c.sinks[:1]:
         need = memory.access_need(gr, rg, start, path, sink, wrap_value)
         if need is not None:
             needs.append(need)
     needs += other_accesses.needs(gr, rg, c.value, c.limit, c.widening.node, c.sinks)
+    needs += shared_extents.shared_extent_needs(rg, needs)
     if suppressed is None:
         suppressed = memory.beyond_static_layout(rg, needs)
     if suppressed is None:
         suppressed = _coordinate_of_an_i32_mode(gr, rg, c, start, path)
     if suppressed is None:
         suppressed = _stride_of_a_one_dimensional_tensor(gr, rg, c, start, path)
+    if suppressed is None:
+        suppressed = _offset_into_a_checked_32bit_tensor(gr, rg, c, start, path)
     if th.get("input") and th.get("threshold") is not None:
         name, th_at = str(th["input"]), int(th["threshold"])
         loop = _LOOP_BOUND.search(name)  # a loop counter at t needs its bound above t
-        need = memory.extent_need(rg, loop["extent"], th_at + 1) if loop else memory.extent_need(rg, name, th_at)
+        extent, th_at = (loop["extent"], th_at + 1) if loop else (name, th_at)
+        need = memory.extent_need(rg, extent, th_at)
         if need is not None:
             needs.append(need)
+        needs += shared_extents.extent_peer_needs(rg, extent, th_at)
     at = th["text"] if th.get("input") else f"the wrap ({'2^31' if c.limit.lo < 0 else '2^32'})"
     best = max(needs, key=lambda n: n.bytes, default=None)
     if best is None:
@@ -228,6 +234,78 @@ def _stride_of_a_one_dimensional_tensor(gr: Graph, rg: Ranges, c: Candidate, sta
         return None
     return (f"(a) a coordinate of a one-dimensional tensor: a compact {tensor} keeps it below "
             f"{tensor}.shape[{real[0]}]; it wraps only for a strided view spanning >= 2^31 elements")  # fmt: skip
+
+
+def _offset_into_a_checked_32bit_tensor(gr: Graph, rg: Ranges, c: Candidate, start: int, path: list[int]) -> str | None:
+    """Rule (a) from the DSL's own check: ``from_dlpack(t, use_32bit_stride=True)`` gives a tensor 32-bit
+    strides, and the DSL's runtime refuses such a tensor, at each call, when its span (cosize) exceeds
+    INT32_MAX.  So an offset into it made of its own coordinates times its own strides, one term per
+    mode, is in bounds below INT32_MAX.  Only a tensor the host passed on as ``cute.compile`` got it
+    (meta.json ``origin``: a fake tensor, or one built from a pointer, is never checked), only an
+    offset in its elements, and only from its own fields: another tensor's field or a pointer's
+    truncation is no coordinate of this one."""
+    if not c.sinks or c.limit.hi < I32_EXTENT_MAX - 1 or c.value.const != 0:
+        return None
+    tensor = memory.root_tensor(gr, rg, c.sinks[0])
+    k = int(tensor.removeprefix("arg")) if tensor is not None else len(rg.meta_args)
+    meta = rg.meta_args[k] if k < len(rg.meta_args) else None
+    if not meta or meta.get("origin") != "dlpack" or meta.get("use_32bit_stride") is not True:
+        return None
+    modes = [md or {} for md in meta.get("modes") or []]
+    if any((md.get("stride") or {}).get("width") == 64 for md in modes):
+        return None
+    bits = memory.element_bits(meta)
+    if bits is None or memory.access_scale(gr, start, path, c.sinks[0]) != bits // 8:
+        return None  # the value must enter the address in elements
+    used: list[int] = []
+    for key, coef in c.value.terms:
+        mode = _term_mode(rg, modes, k, key, coef)
+        if mode is None or mode in used:
+            return None
+        used.append(mode)
+    if all((modes[m].get("stride") or {}).get("kind") != "dynamic" for m in used):
+        return None  # no stride of its own: a coordinate, which the rules above weigh
+    return (f"(a) an in-bounds offset into {tensor} ({meta.get('layout', '?')}, from_dlpack with "
+            f"use_32bit_stride=True): a coordinate times its own stride per mode (modes {sorted(used)}), so below "
+            "its span, and the DSL refuses at each call a tensor spanning more than INT32_MAX elements")  # fmt: skip
+
+
+def _term_mode(rg: Ranges, modes: list[dict[str, Any]], k: int, key: Any, coef: int) -> int | None:
+    """The mode of tensor ``argK`` whose offset the term ``coef * atom`` is: ``x * argK.stride[m]`` (x
+    free of strides), or ``coef * x`` with ``coef`` the static stride of exactly one mode; None when the
+    term names another tensor's field or a pointer, or matches no mode (or several)."""
+    atom = rg.atoms[key]
+    names = _atom_names(rg, [key])
+    if any(int(m.group(1)) != k for n in names for m in re.finditer(r"\barg(\d+)\.", n)) or any(
+        ".ptr" in n for n in names
+    ):
+        return None
+    if atom.factors is not None:
+        for f, x in (atom.factors, atom.factors[::-1]):
+            one = rg.atoms[f.terms[0][0]].name if len(f.terms) == 1 and f.terms[0][1] == 1 and f.const == 0 else ""
+            m = re.fullmatch(rf"arg{k}\.stride\[(\d+)\]", one)
+            coord = [rg.atoms[t].name for t, _ in x.terms]
+            if m and coef == 1 and int(m.group(1)) < len(modes) and not any("stride" in n for n in coord):
+                return int(m.group(1))
+        return None
+    if "stride" in atom.name:
+        return None
+    strides = [(md.get("stride") or {}, (md.get("shape") or {}).get("value")) for md in modes]
+    hits = [
+        i for i, (st, ext) in enumerate(strides) if st.get("kind") == "static" and st.get("value") == coef and ext != 1
+    ]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _atom_names(rg: Ranges, keys: list[Any]) -> list[str]:
+    """The names of atoms ``keys`` and of the factors of products among them (one level: a factor's
+    own name spells out what it is made of)."""
+    out = []
+    for key in keys:
+        atom = rg.atoms[key]
+        out.append(atom.name)
+        out += [rg.atoms[t].name for f in atom.factors or () for t, _ in f.terms]
+    return out
 
 
 def _input_facts(rg: Ranges, c: Candidate) -> list[str]:

@@ -1,0 +1,111 @@
+"""Rule (c) across tensors that share one extent (README, "What is reported"): fake tensors built with
+one ``cute.sym_int()`` (meta.json's ``sym`` on a shape mode, written by capturing/origins.py) hold the
+same number of slices, so a threshold that sets one tensor's extent sizes every tensor sharing it,
+including host tensors no kernel argument is (the kernel gets a TMA descriptor or a view).  Each such
+tensor gives a :class:`~irscan.checks.memory.Need`; the caller weighs the largest, never the sum (two
+arguments may alias one buffer).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from irscan.analysis.ranges import Ranges
+from irscan.checks.memory import _SHAPE, Need, element_bits
+
+
+def _sym_mode(tensor: dict[str, Any]) -> tuple[int, str] | None:
+    """The one dynamic shape mode of ``tensor`` (a meta.json tensor record) and its ``sym``, when every
+    other mode is static; None otherwise."""
+    dyn = [(i, md) for i, md in enumerate(tensor.get("modes") or []) if (md.get("shape") or {}).get("kind") != "static"]
+    if len(dyn) != 1 or not isinstance((dyn[0][1].get("shape") or {}).get("sym"), str):
+        return None
+    return dyn[0][0], dyn[0][1]["shape"]["sym"]
+
+
+def _extent_for_offset(tensor: dict[str, Any], offset_bytes: int) -> tuple[str, int] | None:
+    """(sym, smallest extent): a tensor of one dynamic mode and static strides holding an element
+    ``offset_bytes`` into it spans past it, so its dynamic extent s has (s - 1)*stride + (what the other
+    modes span) > the element's offset."""
+    found, bits = _sym_mode(tensor), element_bits(tensor)
+    if found is None or bits is None or bits % 8:
+        return None
+    mode, sym = found
+    elem, other, step = offset_bytes // (bits // 8), 0, None
+    for i, md in enumerate(tensor["modes"]):
+        st = (md.get("stride") or {}).get("value")
+        ext = (md.get("shape") or {}).get("value")
+        if (md.get("stride") or {}).get("kind") != "static" or not isinstance(st, int):
+            return None
+        if i == mode:
+            step = st
+        elif isinstance(ext, int):
+            other += (max(ext, 1) - 1) * max(st, 0)
+    if not step or step < 0:
+        return None
+    return sym, max((elem - other) // step + 1, 1)
+
+
+def _peer_bytes(peer: dict[str, Any], sym: str, count: int) -> int | None:
+    """Bytes a host tensor holds with every mode of ``sym`` at ``count`` (its static modes as they are,
+    other dynamic ones at 1, broadcast modes not counted)."""
+    bits = element_bits(peer)
+    if bits is None:
+        return None
+    elements = 1
+    for md in peer.get("modes") or []:
+        shape, stride = md.get("shape") or {}, md.get("stride") or {}
+        if stride.get("kind") == "static" and stride.get("value") == 0:
+            continue
+        if shape.get("sym") == sym:
+            elements *= count
+        elif shape.get("kind") == "static" and isinstance(shape.get("value"), int):
+            elements *= max(int(shape["value"]), 1)
+    return elements * bits // 8
+
+
+def shared_extent_needs(rg: Ranges, needs: list[Need]) -> list[Need]:
+    """Rule (c) across tensors that share one extent (meta.json ``sym``, one ``cute.sym_int()`` in
+    several fake tensors): a need ``bytes`` into ``argK`` (or into the host tensor ``argK`` is a view
+    of) sets that extent, and every other host tensor with a mode of the same sym (``sym_peers``) holds
+    that many slices.  One need per peer; the caller weighs the largest (two may alias)."""
+    out = []
+    for need in needs:
+        k = int(need.tensor.removeprefix("arg")) if need.tensor.removeprefix("arg").isdigit() else -1
+        meta = rg.meta_args[k] if 0 <= k < len(rg.meta_args) else None
+        if not meta or not meta.get("sym_peers"):
+            continue
+        base = meta.get("view_of") or meta
+        hit = _extent_for_offset(base, need.bytes)
+        if hit is None:
+            continue
+        sym, count = hit
+        via = f"a view of host arg{base.get('host_arg')} {base.get('layout', '?')}" if base is not meta else "its"
+        why = f"{need.why}; arg{k} is {via}: that far into it needs extent {sym} >= {count:,}"
+        out += _peer_needs(meta, k, sym, count, why, need.at)
+    return out
+
+
+def extent_peer_needs(rg: Ranges, input_name: str, at: int) -> list[Need]:
+    """The input is tensor K's extent of mode m, a ``sym`` other host tensors share: each of them with
+    that extent at ``at`` (the caller weighs the largest)."""
+    m = _SHAPE.match(input_name)
+    k = int(m.group(1)) if m else -1
+    meta = rg.meta_args[k] if 0 <= k < len(rg.meta_args) else None
+    modes = (meta or {}).get("modes") or []
+    mode = int(m.group(2)) if m else -1
+    sym = ((modes[mode] or {}).get("shape") or {}).get("sym") if 0 <= mode < len(modes) else None
+    if meta is None or not isinstance(sym, str) or at <= 0:
+        return []
+    return _peer_needs(meta, k, sym, at, f"{input_name} is extent {sym}", None)
+
+
+def _peer_needs(meta: dict[str, Any], k: int, sym: str, count: int, why: str, at: str | None) -> list[Need]:
+    out = []
+    for peer in meta.get("sym_peers") or []:
+        size = _peer_bytes(peer, sym, count)
+        if size is not None:
+            j = peer.get("host_arg")
+            name = f"host arg{j} ({peer.get('dtype')} {peer.get('layout', '?')}, sharing arg{k}'s extent)"
+            out.append(Need(name, size, f"{why}, which host arg{j} shares", at))
+    return out
