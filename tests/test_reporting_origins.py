@@ -12,11 +12,13 @@ a shape mode's ``sym``; README, "What is reported"):
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from test_reporting_layouts import DYN32, _scan
 
+from irscan.checks import shared_extents
 from irscan.checks.reporting import finish
 
 STATIC1 = {"kind": "static", "value": 1}
@@ -109,8 +111,22 @@ def test_a_tensor_sharing_the_extent_of_the_memory_a_view_reaches_is_weighed(
     if held_by is None:
         assert f.rule_suppressed is None, f.rule_suppressed
         return
-    assert (f.rule_suppressed or "").startswith(f"(c) unreachable within GPU memory: needs {held_by}")
-    assert (
-        "arg0 is a view of host arg18 (?,32):(32,1): that far into it needs extent s0 >= 67,108,864"
-        in f.rule_suppressed
-    )
+    why = f.rule_suppressed or ""
+    assert why.startswith(f"(c) unreachable within GPU memory: needs {held_by}")
+    assert "arg0 is a view of host arg18 (?,32):(32,1): that far into it needs extent s0 >= 67,108,864" in why
+
+
+def test_a_threshold_on_an_extent_sizes_the_host_tensors_sharing_its_sym() -> None:
+    """``arg0.shape[0] >= T`` with that mode made from one SymInt: each host tensor sharing it holds T
+    slices (its static modes as they are); one that shares another sym, or none, gives nothing."""
+    lens = {**_tensor(), "modes": [{"shape": S0, "stride": STATIC1}], "sym_peers": [Q, LENS]}
+    rg = SimpleNamespace(meta_args=[lens])
+    needs = shared_extents.extent_peer_needs(rg, "arg0.shape[0]", 67_108_864)  # type: ignore[arg-type]
+    assert [(n.tensor, n.bytes) for n in needs] == [
+        ("host arg0 (bf16 (?,32,128):(4096,128,1), sharing arg0's extent)", 67_108_864 * 4096 * 2),
+        ("host arg5 (i32 (?):(1), sharing arg0's extent)", 67_108_864 * 4),
+    ]
+    assert needs[0].why == "arg0.shape[0] is extent s0, which host arg0 shares"
+    assert shared_extents.extent_peer_needs(rg, "arg0.shape[1]", 5) == []  # type: ignore[arg-type]
+    rg.meta_args = [{**lens, "modes": [{"shape": S1, "stride": STATIC1}]}]
+    assert shared_extents.extent_peer_needs(rg, "arg0.shape[0]", 5) == []  # type: ignore[arg-type]

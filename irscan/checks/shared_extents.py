@@ -50,8 +50,8 @@ def _peer_bytes(peer: dict[str, Any], sym: str, count: int) -> int | None:
     """Bytes a host tensor holds with every mode of ``sym`` at ``count`` (its static modes as they are,
     other dynamic ones at 1, broadcast modes not counted)."""
     bits = element_bits(peer)
-    if bits is None:
-        return None
+    if bits is None or not any(((md.get("shape") or {}).get("sym")) == sym for md in peer.get("modes") or []):
+        return None  # it shares another of the argument's syms
     elements = 1
     for md in peer.get("modes") or []:
         shape, stride = md.get("shape") or {}, md.get("stride") or {}
