@@ -51,6 +51,16 @@ def _wrap_dsl() -> None:
     from cutlass.base_dsl.dsl import BaseDSL
     from cutlass.cute import runtime
 
+    # the reset first: without it a handle recorded for one module could name a value of the next
+    types = BaseDSL.generate_mlir_function_types
+    if not getattr(types, "_irscan", False):
+
+        def start(self: Any, *args: Any, **kwargs: Any) -> Any:
+            _bound.pending, _bound.syms = {}, {}  # a new host function: the last one's are another module's
+            return types(self, *args, **kwargs)
+
+        start._irscan = True  # type: ignore[attr-defined]
+        BaseDSL.generate_mlir_function_types = start  # type: ignore[method-assign]
     for cls in (getattr(runtime, n, None) for n in _ORIGINS):
         new = getattr(cls, "__new_from_mlir_values__", None)
         if new is None or getattr(new, "_irscan", False):
@@ -65,15 +75,6 @@ def _wrap_dsl() -> None:
 
         bind._irscan = True  # type: ignore[attr-defined]
         cls.__new_from_mlir_values__ = bind  # type: ignore[union-attr]
-    types = BaseDSL.generate_mlir_function_types
-    if not getattr(types, "_irscan", False):
-
-        def start(self: Any, *args: Any, **kwargs: Any) -> Any:
-            _bound.pending, _bound.syms = {}, {}  # a new host function: the last one's are another module's
-            return types(self, *args, **kwargs)
-
-        start._irscan = True  # type: ignore[attr-defined]
-        BaseDSL.generate_mlir_function_types = start  # type: ignore[method-assign]
 
 
 def _record(obj: Any, value: Any) -> None:
