@@ -304,3 +304,12 @@ def test_a_folded_access_keeps_its_id_whichever_member_speaks_for_it() -> None:
     assert (one.expression, other.expression) == ("16*tid.x + %r5", "4096*ctaid.x")  # the reported one speaks
     assert one.id == other.id
     assert "id_expression" not in one.to_json()
+
+
+def test_a_bound_whose_constant_alone_passes_the_limit_names_no_extent_threshold() -> None:
+    """``value <= arg0.shape[2] + 140,733,193,322,497`` says nothing about arg0.shape[2]: no
+    'wraps only when arg0.shape[2] >= -140,731,045,838,849' (flashinfer MSA indexer, a held-back fact)."""
+    from irscan.checks.reporting import extent_threshold
+
+    assert extent_threshold(StubBound((("arg0.shape[2]", 1),), 140_733_193_322_497, "f"), 2**31 - 1) is None
+    assert extent_threshold(StubBound((("arg0.shape[2]", 128),), -128, "f"), 2**31 - 1) == ("arg0.shape[2]", 16_777_217)

@@ -80,7 +80,9 @@ def extent_threshold(b: Any, limit_hi: int) -> tuple[str, int] | None:
     if len(terms) != 1:
         return None
     name, c = terms[0]
-    return name, -(-(limit_hi + 1 - int(getattr(b, "const", 0))) // c)
+    at = -(-(limit_hi + 1 - int(getattr(b, "const", 0))) // c)
+    # a bound whose constant alone passes the limit keeps nothing below it: no extent threshold
+    return (name, at) if at >= 1 else None
 
 
 def rule_a(b: Any, limit_hi: int) -> str | None:
