@@ -43,7 +43,7 @@ def _block_row(grid: Any) -> tuple[Any, Any, tuple[GridDim, ...]]:
 
 def test_a_grid_clamped_by_min_to_a_constant_caps_the_block_index() -> None:
     rg, row, grids = _block_row(_min_select)
-    assert grids == (GridDim(0, -1, (), 1, 128),)
+    assert grids[0] == GridDim(0, -1, (), 1, 128)  # grid y, z = 1 are caps of 1 (test_host_grid_launches.py)
     assert rg.interval(_val(rg, row)).hi == 770 * 7
     assert GridDim.of_json(grids[0].as_json()) == grids[0]  # the PTX scan gets it through meta
 
@@ -54,7 +54,7 @@ def test_a_min_op_and_a_tiled_field_keep_both_bounds() -> None:
         return b.op(Kind.MIN, q, b.const(32))
 
     rg, _, grids = _block_row(grid)
-    assert grids == (GridDim(0, 0, (1, 0), 4, 32),)
+    assert grids[0] == GridDim(0, 0, (1, 0), 4, 32)
 
 
 def test_max_with_a_constant_is_no_cap() -> None:
@@ -63,7 +63,7 @@ def test_max_with_a_constant_is_no_cap() -> None:
         return b.op(Kind.SELECT, b.op(Kind.ICMP, rows, eight, width=1, attrs={"pred": "slt"}), eight, rows)
 
     rg, row, grids = _block_row(grid)
-    assert all(g.cap is None for g in grids)
+    assert all(g.cap is None for g in grids if g.axis == 0)
     assert rg.interval(_val(rg, row)).hi > 770 * 7
 
 
@@ -88,7 +88,7 @@ def test_a_floor_divided_scalar_argument_bounds_the_block_index() -> None:
         b.op(Kind.STORE, v, at, width=32, addr=1, result=False)
     b.op(Kind.LAUNCH, cfg, rows, width=0, name="cuda.launch_ex", attrs={"kernel": "@kernels::@k"})
     grids = module_grids(b.module, None)["k"]
-    assert grids == (GridDim(0, 0, (), 32),)
+    assert grids[0] == GridDim(0, 0, (), 32)
     rg = _ranges(b, grid=grids)
     assert rg.interval(_val(rg, row)).hi == 2**31 - 1  # ctaid.x <= 2^26 - 1
     assert [(x.terms, x.const) for x in rg.bounds(_val(rg, row))][0] == ((("arg0", 1),), 30)

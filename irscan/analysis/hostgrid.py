@@ -138,28 +138,52 @@ def module_grids(module: Module, meta: dict[str, Any] | None) -> dict[str, tuple
 
 def _host_launches(module: Module, fn: Function, kernels: list[Function]) -> list[tuple[str, tuple[GridDim, ...]]]:
     gr = dataflow.build(module, fn)
-    grid = _config_grid(gr)
-    if grid is None:
-        return []
+    launches = [(op, ker) for op in fn.ops() if (ker := _launched(op, kernels)) is not None]
     out = []
-    for op in fn.ops():
-        ker = _launched(op, kernels)
-        if ker is None:
-            continue
-        args = launch_operands(gr, op)[1:]
+    for op, ker in launches:
+        ops = launch_operands(gr, op)
+        grid = _launch_grid(gr, ops[0] if ops else None, len(launches) == 1)
         dims = []
-        for axis, node in enumerate(grid):
+        for axis, node in grid.items():
             ct = _ceil_div(gr, node)
             if ct is None:
                 continue
             src, tile, cap = ct
-            at = _kernel_field(gr, ker, args, src) if src is not None else None
+            at = _kernel_field(gr, ker, ops[1:], src) if src is not None else None
             if at is not None:
                 dims.append(GridDim(axis, at[0], at[1], tile, cap))
             elif cap is not None:
                 dims.append(GridDim(axis, -1, (), 1, cap))
         out.append((ker.name, tuple(dims)))
     return out
+
+
+def _launch_grid(gr: dataflow.Graph, handle: int | None, only: bool) -> dict[int, int]:
+    """Axis -> the op whose value is stored into grid[axis] of this launch's own config (its config
+    operand or the alloca behind it, each field stored once); with no such config and ``only`` (the one
+    launch of the function), the entry block's one config.  A host function launching several
+    kernels builds one config per launch: a grid is never taken from another launch's config."""
+    for cfg in (handle, config_alloca(gr, handle) if handle is not None else None):
+        own = stored_once(gr, cfg) if cfg is not None else {}
+        if own:  # the config itself, or the alloca the pointer array handed to the launch holds
+            return {axis: v for (part, axis), v in own.items() if part == 0}
+    grid = _config_grid(gr) if only else None
+    return dict(enumerate(grid)) if grid is not None else {}
+
+
+def stored_once(gr: dataflow.Graph, cfg: int) -> dict[tuple[int, int], int]:
+    """(part, axis) -> the op whose value is stored there in the config alloca ``cfg``; a field stored
+    twice is left out (which store reaches the launch is not seen).  Shared with irscan/guarding/host.py."""
+    out: dict[tuple[int, int], int] = {}
+    twice: set[tuple[int, int]] = set()
+    for cs in config_stores(gr):
+        if cs.base != (cfg,):
+            continue
+        key = (cs.part, cs.axis)
+        if key in out:
+            twice.add(key)
+        out[key] = cs.value
+    return {k: v for k, v in out.items() if k not in twice}
 
 
 def _launched(op: Any, kernels: list[Function]) -> Function | None:
@@ -199,6 +223,9 @@ def _ceil_div(gr: dataflow.Graph, n: int) -> tuple[int | None, int, int | None] 
     for _ in range(_STEPS):
         op = gr.op(n)
         mc = _min_const(gr, n)
+        if op.kind is Kind.CONST and isinstance(c := op.attrs.get("value"), int) and c >= 0:
+            top = scale * -(-c // tile)  # a launch constant: grid y = 1 is ctaid.y = 0
+            return None, 1, top if cap is None else min(cap, top)
         if mc is not None:  # the grid is at most scale * ceil(min(v, c) / tile)
             top = scale * -(-mc[1] // tile)
             cap, n = top if cap is None else min(cap, top), mc[0]

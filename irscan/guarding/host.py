@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from irscan.analysis.dataflow import Graph
-from irscan.analysis.hostgrid import config_alloca, config_stores, launch_operands
+from irscan.analysis.hostgrid import config_alloca, launch_operands, stored_once
 from irscan.ir import Kind
 
 #: host ops a straight-line grid computation may use
@@ -70,7 +70,7 @@ def _launch(gr: Graph, n: int, kernel: str) -> HostLaunch:
     if cfg is None:
         hl.reason = "the launch config is not the host function's own alloca"
         return hl
-    stores = _config_stores(gr, cfg)
+    stores = stored_once(gr, cfg)
     for part, dims in ((0, hl.grid), (1, hl.block)):
         for axis in range(3):
             s = stores.get((part, axis))
@@ -82,20 +82,6 @@ def _launch(gr: Graph, n: int, kernel: str) -> HostLaunch:
     if why:
         hl.reason = why
     return hl
-
-
-def _config_stores(gr: Graph, cfg: int) -> dict[tuple[int, int], int]:
-    """(part, axis) -> the op whose value is stored there; a field stored twice is left out."""
-    out: dict[tuple[int, int], int] = {}
-    twice: set[tuple[int, int]] = set()
-    for cs in config_stores(gr):
-        if cs.base != (cfg,):
-            continue
-        key = (cs.part, cs.axis)
-        if key in out:
-            twice.add(key)
-        out[key] = cs.value
-    return {k: v for k, v in out.items() if k not in twice}
 
 
 def field_source(hl: HostLaunch, param: int, path: tuple[int, ...]) -> int | tuple[int, tuple[int, ...]] | None:
