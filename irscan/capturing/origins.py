@@ -24,7 +24,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from irscan.capturing.meta import KernelInfo, _attr_text, describe_tensor_type
+from irscan.capturing.meta import KernelInfo, _attr_text, describe_tensor_type, signature_args
 
 _ORIGINS = {"_Tensor": "dlpack", "_FakeTensor": "fake"}
 #: .pending: {value handle: facts} of the host function being traced; .syms: {id(SymInt): "sK"}
@@ -82,7 +82,8 @@ def _record(obj: Any, value: Any) -> None:
     if v is None:
         return
     facts = tensor_facts(obj, _bound.__dict__.setdefault("syms", {}))
-    facts["type"] = str(v.type)
+    # never str(v.type) here: printing a type while the host function is traced reorders the
+    # constants the DSL creates after it (the host IR changed; the type is read once it is built)
     facts["host_arg"] = _arg_number(v)
     _bound.__dict__.setdefault("pending", {})[hash(v)] = facts
 
@@ -143,9 +144,10 @@ def host_tensor_facts(module: Any, infos: dict[str, KernelInfo]) -> None:
     that tensor's facts, read off the host functions' ``cuda.launch_ex`` operands."""
     pending: dict[int, dict[str, Any]] = getattr(_bound, "pending", {})
     _bound.pending = {}
+    types = _host_argument_types(module) if pending else {}
     hosts = {}
     for key, facts in pending.items():
-        tensor = describe_tensor_type(facts["type"])
+        tensor = describe_tensor_type(types[key]) if key in types else None
         if tensor is not None:
             hosts[key] = {"host_arg": facts["host_arg"], "origin": facts["origin"], **_with_syms(tensor, facts["syms"])}
     for op in _launches(module) if hosts else ():
@@ -181,6 +183,21 @@ def _view_base(operand: Any) -> int | None:
             return None
         v = _value(owner.operands[0])  # type: ignore[union-attr]
     return hash(v) if v is not None else None
+
+
+def _host_argument_types(module: Any) -> dict[int, str]:
+    """{handle: type text} of the entry-block arguments of the module's host functions, the text read
+    off the function's signature attribute as meta.py reads the kernels' (never by printing a type)."""
+    out = {}
+    for top in module.body.operations:
+        if top.operation.name == "gpu.module" or not top.regions or not top.regions[0].blocks:
+            continue
+        types = [a["type"] for a in signature_args(top)]
+        for i, a in enumerate(top.regions[0].blocks[0].arguments):
+            h = _handle(a)
+            if h is not None and i < len(types):
+                out[h] = types[i]
+    return out
 
 
 def _launches(module: Any) -> Iterator[Any]:
