@@ -241,11 +241,11 @@ def _stride_of_a_one_dimensional_tensor(gr: Graph, rg: Ranges, c: Candidate, sta
 def _offset_into_a_checked_32bit_tensor(gr: Graph, rg: Ranges, c: Candidate, start: int, path: list[int]) -> str | None:
     """Rule (a) from the DSL's own check: ``from_dlpack(t, use_32bit_stride=True)`` gives a tensor 32-bit
     strides, and the DSL's runtime refuses such a tensor, at each call, when its span (cosize) exceeds
-    INT32_MAX.  So an offset into it made of its own coordinates times its own strides, one term per
-    mode, is in bounds below INT32_MAX.  Only a tensor the host passed on as ``cute.compile`` got it
-    (meta.json ``origin``: a fake tensor, or one built from a pointer, is never checked), only an
-    offset in its elements, and only from its own fields: another tensor's field or a pointer's
-    truncation is no coordinate of this one."""
+    INT32_MAX.  So an offset into it made of its own coordinates times its own strides (a mode's
+    coordinate one term or a sum of terms), is in bounds below INT32_MAX.  Only a tensor the host
+    passed on as ``cute.compile`` got it (meta.json ``origin``: a fake tensor, or one built from a
+    pointer, is never checked), only an offset in its elements, and only from its own fields: another
+    tensor's field or a pointer's truncation is no coordinate of this one."""
     if not c.sinks or c.limit.hi < I32_EXTENT_MAX - 1 or c.value.const != 0:
         return None
     tensor = memory.root_tensor(gr, rg, c.sinks[0])
@@ -262,9 +262,10 @@ def _offset_into_a_checked_32bit_tensor(gr: Graph, rg: Ranges, c: Candidate, sta
     used: list[int] = []
     for key, coef in c.value.terms:
         mode = _term_mode(rg, modes, k, key, coef)
-        if mode is None or mode in used:
+        if mode is None:
             return None
-        used.append(mode)
+        if mode not in used:  # terms of one mode sum to its coordinate (a rank counted from comparisons)
+            used.append(mode)
     if all((modes[m].get("stride") or {}).get("kind") != "dynamic" for m in used):
         return None  # no stride of its own: a coordinate, which the rules above weigh
     return (f"(a) an in-bounds offset into {tensor} ({meta.get('layout', '?')}, from_dlpack with "
