@@ -113,7 +113,7 @@ def test_index_lists_the_required_captures():
 def test_capture_on_disk(name):
     entry = CAPTURES[name]
     assert entry["modules"], name
-    if name.startswith("fa4_bwd"):  # preprocess, main, postprocess
+    if name in ("fa4_bwd_sm90a", "fa4_bwd_sm100a"):  # preprocess, main, postprocess
         assert len(entry["modules"]) == 3
     total = {"mlir": 0, "ptx": 0}
     for m, folder in zip(entry["modules"], module_dirs(THIRDPARTY, entry), strict=True):
@@ -151,8 +151,9 @@ def test_mlir_parses_natively(name, parsed):
 
 
 def test_corpus_stays_small():
+    """A few MB: the captures of the tuned-on set and the three holdout sets, their cubins dropped."""
     size = sum(f.stat().st_size for f in THIRDPARTY.rglob("*") if f.is_file() and "__pycache__" not in f.parts)
-    assert size < 3.5e6, size
+    assert size < 4.5e6, size
 
 
 # ----------------------------------------------------------------------------------------- regenerate
