@@ -37,6 +37,7 @@ from irscan.ir import Kind, ParamField
 if TYPE_CHECKING:
     from irscan.analysis.dataflow import Graph
     from irscan.analysis.params import Field
+    from irscan.analysis.ranges import Atom
     from irscan.ir import Op
 
 _DIGITS = re.compile(r"\d{1,4}")
@@ -51,6 +52,7 @@ class Coordinates:
 
     gr: Graph
     meta_args: list[dict[str, Any]]
+    atoms: dict[Any, Atom]
 
     if TYPE_CHECKING:  # provided by the host class (irscan.analysis.ranges.Ranges, from inputs.py)
 
@@ -65,7 +67,9 @@ class Coordinates:
         if op.kind is Kind.GEP:
             views: list[tuple[int, int]] = []
             found = self._tensor_root(gr.defs(at, 0), views) if _one_index(op) else None
-            return self._mode_bound(found, int(op.attrs.get("elem_size") or 0), views) if found is not None else None
+            plain = self._scaled_inputs(gr.defs(at, 1))
+            unit = int(op.attrs.get("elem_size") or 0)
+            return self._mode_bound(found, unit, views, plain) if found is not None else None
         if op.kind in (Kind.SEXT, Kind.ZEXT, Kind.MULWIDE):
             scale = 1
             if op.kind is Kind.MULWIDE:
@@ -219,13 +223,23 @@ class Coordinates:
             op.kind is Kind.ARG and isinstance(f, ParamField) and f.offset == 0
         )
 
-    def _mode_bound(self, k: int, unit_bytes: int, views: list[tuple[int, int]]) -> Bound | None:
+    def _scaled_inputs(self, defs: list[int]) -> bool:
+        """Whether the one value ``defs`` defines is a sum of inputs times constants, no product of two
+        values among them: a product with a dynamic factor may be the offset of a mode of dynamic
+        stride (``row*stride[0]`` narrowed to i32, NVIDIA/cutlass#3208), which no static extent bounds."""
+        if len(defs) != 1:
+            return False
+        v = self.value(defs[0])
+        return bool(v.terms) and all(self.atoms[k].factors is None for k, _ in v.terms)
+
+    def _mode_bound(self, k: int, unit_bytes: int, views: list[tuple[int, int]], plain: bool = False) -> Bound | None:
         """An in-bounds offset into tensor k, in units of ``unit_bytes``: at most the sum over the modes
         the 32-bit offset holds (those of static stride s) of ``(extent - 1)*s``; the modes of 64-bit
         dynamic strides are added in 64 bits, so not in it, nor is the mode a view's base already took
-        (:meth:`_sliced_mode`).  None when a mode has a 32-bit dynamic stride (a product of two
-        inputs), when no extent is dynamic and no view was taken (the interval knows it all), or when
-        the unit does not divide the element."""
+        (:meth:`_sliced_mode`).  With static extents only, and ``plain`` (:meth:`_scaled_inputs`), the
+        bound is their constant sum (a coordinate of a mode of static extent 1 is 0).  None when a
+        mode has a 32-bit dynamic stride (a product of two inputs), or when the unit does not divide
+        the element."""
         meta = self.meta_args[k] if 0 <= k < len(self.meta_args) else None
         if not isinstance(meta, dict):
             return None
@@ -262,6 +276,10 @@ class Coordinates:
                     (), const, True, fact + f"mode {m} of arg{k} (stride 1) is below its extent {ext}", k, (m,)
                 )
             fact = f"in bounds of the view of arg{k} without mode {sliced}, an offset into it is below {const + 1}"
+            return Bound((), const, True, fact)
+        if not terms and plain:  # static extents only: in bounds the offset is at most their sum (a
+            # coordinate of a mode of static extent 1 is 0), however unbounded the value's interval is
+            fact = f"in bounds, an offset into arg{k} over its modes of static extent and stride is below {const + 1}"
             return Bound((), const, True, fact)
         if not terms:
             return None
