@@ -105,6 +105,8 @@ class Relations:
     #: ``x & -2^k`` atom -> (x, 2^k): the floor multiple the mask rounds x down to
     floors: dict[Any, tuple[Affine, int]]
     fast_quotients: dict[Any, tuple[Affine, str]]
+    #: remainder atom -> (x, q, d): the value x - q*d, q a quotient of x by d (floordiv.recombine)
+    remainders: dict[Any, tuple[Affine, Affine, Affine]]
     divisors: dict[Any, int]
 
     if TYPE_CHECKING:  # provided by the host class (irscan.analysis.ranges.Ranges)
@@ -259,6 +261,8 @@ class Relations:
                 iv = fiv if fiv is not None else bitwise(Kind.REM, self.interval(x), self.interval(d), width, signed)
                 res = self._derived(n, render(Kind.REM, self.name(x), self.name(d)), iv, (x, d))
                 self.relate_op(Kind.REM, res, x, d, width)
+                if len(res.terms) == 1 and res.terms[0][1] == 1:  # x - q*d exactly: q*d + it is x
+                    self.remainders[res.terms[0][0]] = (x, q, d)
                 return res
         return None
 

@@ -164,3 +164,24 @@ class FloorFixups:
     def _def_of(self, v: Affine) -> Op | None:
         k = _single(v)
         return self.gr.op(k) if isinstance(k, int) and k in self.gr and v == Affine.of_atom(k) else None
+
+
+def recombine(
+    atoms: dict[Any, Atom], remainders: dict[Any, tuple[Affine, Affine, Affine]], a: Affine, b: Affine
+) -> Affine:
+    """``a + b``, with ``c·(q·d) + c·(x - q·d)`` read as ``c·x``: a quotient times its divisor plus the
+    remainder of the same division is the dividend (``t[e // m, e % m]`` on ``(n, m):(m, 1)`` is ``e``),
+    whether the product is another op than the remainder's own (the stride field a second read of m).
+    The product must be an atom whose factors are exactly ``q`` and ``d`` (irscan/analysis/bounds.py
+    records the remainder where it reads ``x - q·d``), so this is the identity, never a guess."""
+    s = a.add(b)
+    for rk, c in s.terms:
+        rec = remainders.get(rk)
+        if rec is None:
+            continue
+        x, q, d = rec
+        for pk, pc in s.terms:
+            f = atoms[pk].factors if pk != rk and pc == c and pk in atoms else None
+            if f is not None and (f == (q, d) or f == (d, q)):
+                return s.add(Affine.of_atom(pk), -c).add(Affine.of_atom(rk), -c).add(x.scale(c))
+    return s

@@ -24,7 +24,7 @@ from irscan.analysis.coords import Coordinates
 from irscan.analysis.dataflow import Graph
 from irscan.analysis.decide import Decisions
 from irscan.analysis.divmod import FastDivmod
-from irscan.analysis.floordiv import FloorFixups
+from irscan.analysis.floordiv import FloorFixups, recombine
 from irscan.analysis.guards import Guards
 from irscan.analysis.inputs import Facts, Inputs
 from irscan.analysis.intervals import Affine, Interval, bitwise, free_range, paren, render, signed_range
@@ -90,6 +90,7 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod, Mag
     floors: dict[Any, tuple[Affine, int]] = field(default_factory=dict)
     fast_quotients: dict[Any, tuple[Affine, str]] = field(default_factory=dict)
     floor_quotients: dict[Any, tuple[Affine, Affine]] = field(default_factory=dict)
+    remainders: dict[Any, tuple[Affine, Affine, Affine]] = field(default_factory=dict)
     divisors: dict[Any, int] = field(default_factory=dict)
     magics: dict[Any, Magic] = field(default_factory=dict)
     sign_bits: dict[Any, Any] = field(default_factory=dict)
@@ -321,7 +322,7 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod, Mag
         if k is Kind.ADD and len(op.operands) == 2:
             a, b = yield from self._operands(n)
             # a signed magic division's last add (magic.py), a floor division's fix-up (floordiv.py)
-            return self.magic_sum(n, a, b) or self.floor_add(n, a, b) or a.add(b)
+            return self.magic_sum(n, a, b) or self.floor_add(n, a, b) or recombine(self.atoms, self.remainders, a, b)
         if k is Kind.SUB and len(op.operands) == 2:
             a, b = yield from self._operands(n)
             return self.remainder_idiom(n, a, b, w) or a.add(b, -1)
