@@ -5,13 +5,14 @@ apart from the divisor).  A product by another value is left alone."""
 
 from __future__ import annotations
 
+import pytest
 from irbuild import FnBuilder
 from test_bounds import _ranges, _val
 
 from irscan.ir import Kind
 
 
-def _index(same: bool) -> tuple[object, object, str, str]:
+def _index(same: bool, mad: bool = False) -> tuple[object, object, str, str]:
     b = FnBuilder()
     b.param("%arg0", "!llvm.ptr<1>")
     x = b.op(Kind.LOAD, "%arg0", width=32, addr=0, space="global")
@@ -19,13 +20,15 @@ def _index(same: bool) -> tuple[object, object, str, str]:
     other = b.op(Kind.LOAD, "%arg0", width=32, addr=0, space="global")
     q = b.op(Kind.DIV, x, m, signed=False)
     r = b.op(Kind.SUB, x, b.op(Kind.MUL, q, m))  # x % m as NVVM writes it
-    idx = b.op(Kind.ADD, b.op(Kind.MUL, q, m if same else other), r)
+    d = m if same else other
+    idx = b.op(Kind.MAD, q, d, r) if mad else b.op(Kind.ADD, b.op(Kind.MUL, q, d), r)  # PTX: mad.lo q, d, r
     rg = _ranges(b)
     return rg, _val(rg, idx), x, idx
 
 
-def test_quotient_times_divisor_plus_remainder_is_the_dividend() -> None:
-    rg, v, x, _ = _index(same=True)
+@pytest.mark.parametrize("mad", [False, True])
+def test_quotient_times_divisor_plus_remainder_is_the_dividend(mad: bool) -> None:
+    rg, v, x, _ = _index(same=True, mad=mad)
     assert v == _val(rg, x)
 
 

@@ -7,9 +7,10 @@ them by (``tid.x``, ``arg1.stride[0]``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from irscan.analysis.hostfields import FieldKey
 from irscan.analysis.hostgrid import GridDim
 from irscan.analysis.intervals import Affine, Interval, free_range
 from irscan.analysis.params import Field, align_meta, divisor, field_at, field_by_path, meta_fields, tensor_fields
@@ -37,10 +38,15 @@ class Facts:
     max_block: tuple[int, ...] | None = None  # upper bounds only (maxntid)
     #: the grid as the host function computes it (irscan/analysis/hostgrid.py)
     host_grid: tuple[GridDim, ...] = ()
+    #: parameter fields the host sets from one value -> the one they read as (irscan/analysis/hostfields.py)
+    aliases: dict[FieldKey, FieldKey] = field(default_factory=dict)
 
     @staticmethod
     def of(
-        fn_attrs: dict[str, Any], meta_launch: dict[str, Any] | None = None, host_grid: tuple[GridDim, ...] = ()
+        fn_attrs: dict[str, Any],
+        meta_launch: dict[str, Any] | None = None,
+        host_grid: tuple[GridDim, ...] = (),
+        aliases: dict[FieldKey, FieldKey] | None = None,
     ) -> Facts:
         m = meta_launch or {}
 
@@ -57,6 +63,7 @@ class Facts:
             grid=pick(fn_attrs.get("exact_grid_dim"), m.get("exact_grid_dim")),
             max_block=pick(fn_attrs.get("maxntid")),
             host_grid=host_grid,
+            aliases=aliases or {},
         )
 
 
@@ -125,6 +132,11 @@ class Inputs:
         return self._named_field(("field", param, path), named, named.width, param) if named else None
 
     def _named_field(self, key: Any, named: Field, w: int, param: int) -> Affine:
+        rep = self.facts.aliases.get((param, named.path))
+        if rep is not None and key != ("field", *rep):  # the host sets it from the value rep holds
+            got = self._field_atom(*rep)
+            if got is not None:
+                return got
         res = self._atom(key, named.name, free_range(max(w, named.width)), False)
         self.atoms[key].extent = True
         d = divisor(self.meta_args[param] if 0 <= param < len(self.meta_args) else None, named)

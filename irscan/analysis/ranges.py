@@ -339,7 +339,7 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod, Mag
                 return self._product(n, a, b.add(one))
             if c == b and not b.is_const():
                 return self._product(n, a.add(one), b)
-            return self._product(n, a, b).add(c)
+            return recombine(self.atoms, self.remainders, self._product(n, a, b), c)  # q*d + x % d: x
         if k is Kind.SHL and len(op.operands) == 2:
             a, b = yield from self._operands(n)
             if b.is_const() and 0 <= b.const < 64:

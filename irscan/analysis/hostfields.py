@@ -1,0 +1,86 @@
+"""Kernel parameter fields the host function sets from one value, as facts about the kernel.
+
+The host function of the module builds each kernel argument struct with ``llvm.insertvalue`` from
+its own values (irscan/analysis/hostgrid.py follows those chains for the grid).  Where two fields of
+the kernel's parameters receive the same host value at the launch, they are equal in the kernel:
+``kernel(page_table_view, ..., mpg)`` with the view's layout ``(16, mpg):(mpg, 1)`` passes ``mpg`` as
+the view's row stride and as a scalar, and the kernel's ``t[e // mpg, e % mpg]`` is then ``e``
+(irscan/analysis/floordiv.py, ``recombine``).  :func:`module_aliases` maps each such field to one
+representative, which :mod:`irscan.analysis.inputs` reads both as.  A kernel launched from several
+places keeps only the equalities every launch makes.  PTX has no host code: the MLIR of the same
+capture hands them over through meta.json's dict (``META_KEY``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from irscan.analysis import dataflow
+from irscan.analysis.hostgrid import _launched, _resolve, launch_operands
+from irscan.analysis.params import tensor_fields
+from irscan.ir import Module
+
+#: where the MLIR scan leaves the aliases for the PTX scan of the same capture (in the meta dict)
+META_KEY = "_irscan_host_aliases"
+FieldKey = tuple[int, tuple[int, ...]]  # (kernel parameter, struct path; () for a scalar)
+
+
+def module_aliases(module: Module, meta: dict[str, Any] | None) -> dict[str, dict[FieldKey, FieldKey]]:
+    """Kernel name -> {field: its representative} for the fields its launches set from one host value."""
+    if module.ir != "mlir":
+        stored = meta.get(META_KEY) if isinstance(meta, dict) else None
+        try:  # written by the MLIR scan of this run
+            return {
+                str(k): {
+                    (int(a[0]), tuple(int(p) for p in a[1])): (int(b[0]), tuple(int(p) for p in b[1])) for a, b in v
+                }
+                for k, v in (stored or {}).items()
+            }
+        except (TypeError, ValueError, IndexError, AttributeError):
+            return {}
+    kernels = module.kernels()
+    seen: dict[str, dict[FieldKey, FieldKey]] = {}
+    for fn in module.functions:
+        if fn.kernel or not fn.blocks or fn.attrs.get("gpu_module"):
+            continue
+        gr = dataflow.build(module, fn)
+        for op in fn.ops():
+            ker = _launched(op, kernels)
+            if ker is None:
+                continue
+            same = _launch_aliases(gr, ker.params, launch_operands(gr, op)[1:])
+            old = seen.get(ker.name)
+            seen[ker.name] = same if old is None else {k: v for k, v in same.items() if old.get(k) == v}
+    out = {k: v for k, v in seen.items() if v}
+    if isinstance(meta, dict):
+        meta[META_KEY] = {k: [[[a[0], list(a[1])], [b[0], list(b[1])]] for a, b in v.items()] for k, v in out.items()}
+    return out
+
+
+def _launch_aliases(gr: dataflow.Graph, params: list[Any], args: list[int | None]) -> dict[FieldKey, FieldKey]:
+    """The fields of one launch's arguments that hold the same host value (an op, or a host field
+    read), each mapped to the group's representative (the tensor's field, the lowest; a scalar reads
+    as it).  Fields of two tensors are left apart: what one tensor's extent weighs is not the other's."""
+    groups: dict[Any, list[FieldKey]] = {}
+    for j, p in enumerate(params):
+        node = args[j] if j < len(args) else None
+        if node is None:
+            continue
+        scalar = isinstance(p.shape, int)  # an integer parameter; else a struct's shape/stride fields
+        for path in [()] if scalar else [f.path for f in tensor_fields(j, p.shape) if f.part in ("shape", "stride")]:
+            leaf = _resolve(gr, node, path)
+            # a host field read is the same value wherever it is read; else the one op inserted there
+            src = None if leaf is None else ("host", leaf[1]) if leaf[1] is not None else ("op", leaf[0])
+            if src is not None and src[1] is not None:
+                groups.setdefault(src, []).append((j, path))
+    out: dict[FieldKey, FieldKey] = {}
+    for members in groups.values():
+        tensors = {j for j, path in members if path}
+        if len(members) > 1 and len(tensors) <= 1:  # one tensor's fields and scalars; tensors sharing an
+            rep = min(members, key=lambda m: (m[1] == (), m))  # extent are sym_peers' (checks/shared_extents.py)
+            out.update({m: rep for m in members})
+    return out
+
+
+def _key(x: Any) -> FieldKey:
+    return int(x[0]), tuple(int(p) for p in x[1])

@@ -1,0 +1,50 @@
+"""Kernel parameter fields the host sets from one value (irscan/analysis/hostfields.py): a view built
+as ``(16, mpg):(mpg, 1)`` and a scalar ``mpg`` passed alongside read as one atom in the kernel, in MLIR
+and (through meta) in PTX; fields of two tensors sharing a value are left apart."""
+
+from __future__ import annotations
+
+from irbuild import FnBuilder
+from test_bounds import TENSOR, _val
+
+from irscan.analysis import dataflow
+from irscan.analysis.hostfields import module_aliases
+from irscan.analysis.ranges import Facts, Ranges
+from irscan.analysis.reaching import reaching_definitions
+from irscan.ir import Kind
+
+
+def _module(second_tensor: bool) -> tuple[FnBuilder, str, str]:
+    b = FnBuilder()
+    t = b.param("%arg0", TENSOR)
+    b.param("%arg1", TENSOR if second_tensor else "i32")
+    extent = b.op(Kind.EXTRACT, t, attrs={"path": (1, 0)})
+    scalar = (
+        b.op(Kind.EXTRACT, "%arg1", attrs={"path": (1, 0)}) if second_tensor else b.op(Kind.ARG, attrs={"param": 1})
+    )
+    b.function("host")
+    mpg = b.param("%arg0", "i32")
+    ptr = b.op(Kind.OPAQUE, width=0, name="llvm.mlir.zero")
+    view = b.op(Kind.INSERT, mpg, b.op(Kind.INSERT, ptr, b.op(Kind.OPAQUE, width=0, name="llvm.mlir.undef"),
+                                       width=0, attrs={"path": (0,)}), width=0, attrs={"path": (1, 0)})  # fmt: skip
+    b.op(Kind.LAUNCH, b.const(0), view, view if second_tensor else mpg, width=0, name="cuda.launch_ex",
+         attrs={"kernel": "@kernels::@k"})  # fmt: skip
+    return b, extent, scalar
+
+
+def test_a_scalar_the_host_passes_as_a_views_extent_reads_as_that_extent() -> None:
+    b, extent, scalar = _module(second_tensor=False)
+    meta: dict[str, object] = {}
+    aliases = module_aliases(b.module, meta)
+    assert aliases == {"k": {(0, (1, 0)): (0, (1, 0)), (1, ()): (0, (1, 0))}}
+    assert module_aliases(FnBuilder(ir="ptx").module, meta) == aliases  # the PTX scan gets them via meta
+    fn = b.module.functions[0]
+    rg = Ranges(dataflow.build(b.module, fn, reaching_definitions), Facts.of(fn.attrs, None, (), aliases["k"]))
+    assert _val(rg, extent) == _val(rg, scalar)
+    rg = Ranges(dataflow.build(b.module, fn, reaching_definitions), Facts.of(fn.attrs))
+    assert _val(rg, extent) != _val(rg, scalar)
+
+
+def test_two_tensors_sharing_an_extent_are_left_apart() -> None:
+    b, _, _ = _module(second_tensor=True)
+    assert module_aliases(b.module, None) == {}
