@@ -92,6 +92,7 @@ class Guards:
     gr: Graph
     _cfg: tuple[list[int], list[list[int]], dict[str, int]] | None = None
     _guards: dict[int, list[Guard]] | None = None
+    _writers: dict[str, int] | None = None  # PTX register -> its one writing op (-1: several)
 
     if TYPE_CHECKING:  # provided by the host class (irscan.analysis.ranges.Ranges)
 
@@ -154,7 +155,7 @@ class Guards:
             if t not in (target, b + 1):
                 return []
             holds = (t == target) != br.pred.startswith("!")
-            conds = _defs_before(self.gr, b, br.pred.lstrip("!"))
+            conds = _defs_before(self.gr, b, br.pred.lstrip("!")) or self._dominating_writer(b, br.pred.lstrip("!"))
         facts: list[Guard] = []
         todo = [(c, holds) for c in conds[:1]] if len(conds) == 1 else []
         while todo and len(facts) < _MAX_CONDS:
@@ -162,12 +163,50 @@ class Guards:
             op = self.gr.op(c)
             if op.kind is Kind.AND and pos and op.width == 1:  # both halves hold
                 todo += [(d[0], True) for d in (self.gr.defs(c, 0), self.gr.defs(c, 1)) if len(d) == 1]
+            elif self._negated(c) is not None:  # PTX not.pred, MLIR xor with true: the operand, flipped
+                todo.append((self._negated(c) or 0, not pos))
             elif op.kind is Kind.ICMP and len(op.operands) == 2:
                 pred = str(op.attrs.get("pred", ""))
                 pred = pred if pos else _NEGATE.get(pred, "")
                 facts += self._high_bits_clear(c) if pred == "eq" else []
                 facts += self._compare(c, pred)
         return facts
+
+    def _dominating_writer(self, b: int, reg: str) -> list[int]:
+        """The one op of the function that writes predicate ``reg``, when its block dominates block b
+        (a predicate computed once and branched on again in a later block: ``@%p bra`` twice)."""
+        if self._writers is None:
+            self._writers = {}
+            for op in self.gr.fn.ops():
+                for r in op.results:
+                    self._writers[r] = -1 if r in self._writers else op.id
+        w = self._writers.get(reg, -1)
+        if w < 0 or self._cfg is None:
+            return []
+        idom, t = self._cfg[0], b
+        for _ in range(_MAX_DOM_STEPS):  # up the dominator chain from b, a bounded walk
+            if t == self.gr.op(w).block:
+                return [w]
+            if not 0 <= t < len(idom) or idom[t] in (t, -1):
+                return []
+            t = idom[t]
+        return []
+
+    def _negated(self, c: int) -> int | None:
+        """The predicate op c negates: ``not.pred p`` (PTX, an op of no meaning of its own) or
+        ``xor p, true`` of an i1 (MLIR); None otherwise."""
+        op = self.gr.op(c)
+        if op.width != 1:
+            return None
+        if op.kind is Kind.OPAQUE and op.name == "not.pred" and len(op.operands) == 1:
+            d = self.gr.defs(c, 0)
+            return d[0] if len(d) == 1 else None
+        if op.kind is Kind.XOR and len(op.operands) == 2:
+            for s in (0, 1):
+                d = self.gr.defs(c, 1 - s)
+                if self.gr.const_operand(c, s) in (1, -1) and len(d) == 1:
+                    return d[0]
+        return None
 
     def _high_bits_clear(self, c: int) -> list[Guard]:
         """``(x & ~(2^k - 1)) == 0``: x < 2^k, and so is each operand of an ``or`` x is (LLVM's bypass
@@ -207,6 +246,9 @@ class Guards:
         lo, hi = (a, b) if less == 0 else (b, a)
         return [(lo, hi.add(Affine.of_const(-1 if strict else 0)), text)]
 
+
+#: how far up the dominator chain a predicate's one writer is looked for
+_MAX_DOM_STEPS = 64
 
 _SYMBOL = {"ult": "<", "slt": "<", "ule": "<=", "sle": "<=", "ugt": ">", "sgt": ">", "uge": ">=", "sge": ">=",
            "eq": "==", "ne": "!="}  # fmt: skip
