@@ -49,6 +49,7 @@ def test_a_constant_grid_dimension_caps_its_block_index() -> None:
     assert grids["k"] == tuple(GridDim(axis, -1, (), 1, 1) for axis in range(3))
     rg = _ranges(b, grid=grids["k"])
     assert (rg.interval(_val(rg, row)).lo, rg.interval(_val(rg, row)).hi) == (0, 0)  # grid y = 1: ctaid.y = 0
+    assert all(rg.atoms[k].fixed for k, _ in _val(rg, row).terms)  # fixed by the launch, not left open
 
 
 def test_each_launch_takes_the_grid_of_its_own_config() -> None:

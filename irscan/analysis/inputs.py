@@ -111,8 +111,8 @@ class Inputs:
             iv = Interval(iv.lo, max(iv.lo, min(iv.hi, cap)))
             self.relate(n, 1, Affine.of_const(cap), f"grid from host: nctaid.{dim_name(axis)} <= {hd.cap}")
         extent = self._field_atom(hd.param, hd.path) if hd is not None and hd.param >= 0 else None
-        if hd is None or extent is None:
-            return self._atom(n, sreg, iv, False)
+        if hd is None or extent is None:  # a grid of one block along the axis (grid y = 1) fixes ctaid.y = 0
+            return self._atom(n, sreg, iv, iv.lo == iv.hi)
         # nctaid <= ceil(F / t), so t*nctaid <= F + t - 1 and t*ctaid <= F - 1 (irscan/analysis/hostgrid.py)
         top = -(-self.atoms[extent.terms[0][0]].iv.hi // hd.tile)
         res = self._atom(n, sreg, Interval(iv.lo, min(iv.hi, top if grid == "nctaid" else top - 1)), False)
