@@ -184,7 +184,10 @@ def semantic_lie(rng: random.Random, text: str, ir: str, scale: int) -> str:
         if ir == "mlir":
             d = _pick_match(rng, re.compile(r"(%[\w.$-]+) = (llvm\.\w+) (%[\w.$-]+), (%[\w.$-]+)"), text)
             return _splice(text, d, f"{d.group(1)} = {d.group(2)} {d.group(1)}, {d.group(1)}") if d else text
-        d = _pick_match(rng, re.compile(r"(\w+(?:\.\w+)+)\s+(%\w+), (%\w+), (%\w+|\d+);"), text)
+        # anchored at a line start, with bounded repeats: on a mutated megabyte line of words and dots
+        # the unbounded (\w+(?:\.\w+)+) backtracked for minutes (the generator hung, not irscan)
+        opcode = r"^[ \t]*(\w{1,32}(?:\.\w{1,16}){1,6})"
+        d = _pick_match(rng, re.compile(opcode + r"[ \t]+(%\w+), (%\w+), (%\w+|\d+);", re.M), text)
         return _splice(text, d, f"{d.group(1)} {d.group(2)}, {d.group(2)}, {d.group(2)};") if d else text
     if kind == "bad_branch":
         if ir == "mlir":
