@@ -77,18 +77,13 @@ def odd_whitespace(rng: random.Random, text: str, ir: str, scale: int) -> str:
     """A Unicode line break or space where an ASCII one was: vertical tab, form feed, NEL, U+2028,
     NBSP, a zero-width space, a BOM in mid-file, a CR alone on one line only."""
     kind = rng.choice(("break", "break_all", "space", "space_all", "cr_one", "mixed_endings"))
-    if kind in ("break", "break_all"):
-        ch = rng.choice(_LINE_BREAKS)
-        if kind == "break_all":
-            return text.replace("\n", ch)
-        m = _pick_match(rng, re.compile(r"\n"), text)
-        return _splice(text, m, ch) if m else text
-    if kind in ("space", "space_all"):
-        ch = rng.choice(_SPACES)
-        if kind == "space_all":
-            return text.replace(" ", ch)
-        m = _pick_match(rng, re.compile(r" "), text)
-        return _splice(text, m, ch) if m else text
+    for base, ascii_ch, choices in (("break", "\n", _LINE_BREAKS), ("space", " ", _SPACES)):
+        if kind in (base, base + "_all"):
+            ch = rng.choice(choices)
+            if kind != base:
+                return text.replace(ascii_ch, ch)
+            m = _pick_match(rng, re.compile(re.escape(ascii_ch)), text)
+            return _splice(text, m, ch) if m else text
     if kind == "cr_one":
         m = _pick_match(rng, re.compile(r"\n"), text)
         return _splice(text, m, "\r") if m else text
