@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from irscan.analysis.bounds import LESS as _LESS
-from irscan.analysis.intervals import Affine
+from irscan.analysis.intervals import Affine, Interval
 from irscan.analysis.reaching import cfg_successors
 from irscan.ir import Kind
 
@@ -93,12 +93,31 @@ class Guards:
     _cfg: tuple[list[int], list[list[int]], dict[str, int]] | None = None
     _guards: dict[int, list[Guard]] | None = None
     _writers: dict[str, int] | None = None  # PTX register -> its one writing op (-1: several)
+    _refining: bool = False  # inside :meth:`guarded_interval` (its guard lookups do not refine again)
 
     if TYPE_CHECKING:  # provided by the host class (irscan.analysis.ranges.Ranges)
 
         def operand(self, n: int, slot: int) -> Affine: ...
         def value(self, n: int) -> Affine: ...
         def name(self, a: Affine) -> str: ...
+        def interval(self, a: Affine, least_harm: bool = False) -> Interval: ...
+
+    def guarded_interval(self, n: int, a: Affine, width: int) -> Interval:
+        """Operand ``a``'s interval where op ``n`` computes in ``width`` bits, clamped by the constant
+        bounds dominating guards put on ``a`` itself.  Sound for n's result wherever it is used: n runs
+        only on the guarded path.  Asked only when ``a``'s ideal range leaves ``width`` bits (a narrow
+        op on a wide value: LLVM's bypass of a slow 64-bit division runs div.u32 on the truncated
+        operands once ``(a | b) >> 32 == 0`` is tested), so the guards stay off the common path."""
+        iv = self.interval(a)
+        if self._refining or (0 <= iv.lo and iv.hi < 1 << width):
+            return iv
+        self._refining = True
+        try:
+            guards = self.guards_at(n)
+        finally:
+            self._refining = False
+        hi = min([iv.hi] + [rhs.const for x, rhs, _ in guards if x == a and rhs.is_const()])  # a <= c
+        return Interval(iv.lo, hi) if iv.lo <= hi else iv
 
     def guards_at(self, at: int) -> list[Guard]:
         """The facts ``x <= rhs`` that hold at op ``at`` because a compare's edge dominates it."""

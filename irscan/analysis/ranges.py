@@ -352,7 +352,7 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod, Mag
             exact = self.bitwise_identity(k, a, b, w)  # or as add, xor -1 as negation (bounds.py)
             if exact is not None:
                 return exact
-            ia, ib = self.interval(a), self.interval(b)
+            ia, ib = self.guarded_interval(n, a, w), self.guarded_interval(n, b, w)  # guards.py
             res = self._derived(n, render(k, self.name(a), self.name(b)), bitwise(k, ia, ib, w, op.signed), (a, b))
             self.relate_op(k, res, a, b, w)
             self.note_magic(k, res, a, b, w, op.signed)  # a division by a constant (magic.py)
