@@ -53,6 +53,7 @@ PACKAGES = [
     "quack-kernels",
     "flash-attn-4",
     "flashinfer-python",
+    "nvidia-cudnn-frontend",
     "torch",
     "triton",
     "numpy",
@@ -333,6 +334,42 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "sm_120a",
         "flashinfer b12x hyper-connection row kernels, raw pointers, 4 streams x 7168: RMSNorm, SiLU, gate, combine",
         "holdout3_workers:b12x_hyperconnection",
+    ),
+    # a fourth holdout set, triaged before any tuning (corpus/thirdparty/holdout4_workers.py)
+    "cudnn_rope_sm100a": (
+        "sm_100a",
+        "cudnn FROST vision RoPE backward: symbolic T tokens, 16 heads x 64, HTD/HDT inputs, packed bf16 dQKV",
+        "holdout4_workers:cudnn_rope",
+    ),
+    "cudnn_rmsnorm_rht_amax_sm100a": (
+        "sm_100a",
+        "cudnn fused RMSNorm + Hadamard transform + per-CTA amax, bf16, symbolic rows: hidden 4096; 7168",
+        "holdout4_workers:cudnn_rmsnorm_rht_amax",
+    ),
+    "cudnn_nvfp4_quant_sm100a": (
+        "sm_100a",
+        "cudnn NVFP4 block-scale quantize + dequantize, bf16 [1, M, K], symbolic i64 M: K 4096; 7168",
+        "holdout4_workers:cudnn_nvfp4_quant",
+    ),
+    "cudnn_causal_conv1d_sm100a": (
+        "sm_100a",
+        "cudnn bulk causal conv1d width 4, bf16, symbolic tokens: dense with bias; packed varlen with states",
+        "holdout4_workers:cudnn_causal_conv1d",
+    ),
+    "cudnn_gemm_swiglu_sm100a": (
+        "sm_100a",
+        "cudnn persistent dense GEMM + SwiGLU, bf16, static 8192x7168x4096: tile 128x128; 256x128 2-CTA",
+        "holdout4_workers:cudnn_gemm_swiglu",
+    ),
+    "cudnn_bsa_fwd_sm90a": (
+        "sm_90a",
+        "cudnn Hopper block-sparse attention fwd, 128-token blocks, 16/4 heads, hd 128: fixed; counts + 2 splits",
+        "holdout4_workers:cudnn_bsa_fwd",
+    ),
+    "cudnn_kda_prefill_sm90a": (
+        "sm_90a",
+        "cudnn Hopper Kimi Delta Attention chunked prefill, varlen 4 x 2048 tokens, 16 heads, hd 128",
+        "holdout4_workers:cudnn_kda_prefill",
     ),
 }
 
