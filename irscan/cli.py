@@ -10,19 +10,28 @@ or a captured module could not be scanned); 130 interrupted (141: stdout closed 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import signal
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from irscan.cliopts import (
+    EXIT_USAGE,
+    add_rule_options,
+    add_run_options,
+    add_triage_options,
+    ir_list,
+    path_arg,
+    usage_error,
+    writing,
+)
 
 if TYPE_CHECKING:
     from irscan.pipeline import ScanResult
 
-EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL, EXIT_PROGRAM_FAILED, EXIT_INCOMPLETE = 1, 2, 3, 4, 5
+EXIT_FINDINGS, EXIT_INTERNAL, EXIT_PROGRAM_FAILED, EXIT_INCOMPLETE = 1, 3, 4, 5  # EXIT_USAGE: 2 (cliopts.py)
 EXIT_INTERRUPTED = 128 + signal.SIGINT
 REPORT_AT = "README.md, 'Reporting a bug'"
 
@@ -32,25 +41,8 @@ def _program(args: argparse.Namespace) -> list[str]:
     if prog and prog[0] == "--":
         prog = prog[1:]
     if not prog:
-        raise SystemExit(_usage_error("give the program to run after --, e.g. `-- python script.py`"))
+        raise SystemExit(usage_error("give the program to run after --, e.g. `-- python script.py`"))
     return prog
-
-
-def _usage_error(msg: str) -> int:
-    print(f"irscan: error: {msg}", file=sys.stderr)
-    return EXIT_USAGE
-
-
-def _add_run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--arch", help="GPU arch to compile for when none is detected (default sm_90a)")
-    p.add_argument(
-        "--no-lineinfo",
-        dest="lineinfo",
-        action="store_false",
-        help="do not ask the DSL for line info (findings then map to the kernel's def line only)",
-    )
-    p.add_argument("--strict", action="store_true", help="make irscan's own failures fail the run")
-    p.add_argument("program", nargs=argparse.REMAINDER, help="-- python script.py [args]")
 
 
 def _run(args: argparse.Namespace, out: Path, stdout_to_stderr: bool = False) -> int:
@@ -133,82 +125,19 @@ def _emit(
             print(e, file=sys.stderr)
 
 
-def _irs(value: str) -> tuple[str, ...]:
-    from irscan.resources import UsageError
-
-    irs = tuple(x.strip() for x in value.split(",") if x.strip())
-    bad = [x for x in irs if x not in ("mlir", "ptx")]
-    if bad or not irs:
-        raise UsageError(f"--ir takes mlir, ptx or mlir,ptx (got {value!r})")
-    return irs
-
-
-def _path(value: str, what: str = "a path") -> Path:
-    """A path from the command line; ``""`` would be Path("."), the current folder, which nobody named."""
-    from irscan.resources import UsageError
-
-    if not value:
-        raise UsageError(f"{what} is empty")
-    return Path(value)
-
-
-@contextlib.contextmanager
-def _writing(option: str, path: Path) -> Iterator[None]:
-    """Writing an output the command line named (``--dot``, ``--write-baseline``): a path that cannot
-    be written (a folder, a file where a folder belongs, a missing parent, /proc) is bad usage, exit 2."""
-    from irscan.resources import UsageError
-
-    try:
-        yield
-    except OSError as exc:
-        raise UsageError(f"{option} {path}: {exc.strerror or exc}") from exc
-
-
 def cmd_scan(args: argparse.Namespace) -> int:
     from irscan.pipeline import reaches, scan_paths
 
-    res = scan_paths([_path(p) for p in args.paths], _irs(args.ir), args.max_memory)
+    res = scan_paths([path_arg(p) for p in args.paths], ir_list(args.ir), args.max_memory)
     extra = _triage(res, args)
     _emit(res, args.format, show_all=args.all, **extra)
     if args.dot is not None:  # a picture of each finding's chain (irscan/report/dot.py)
         from irscan.report.dot import write_all
 
-        dot = _path(args.dot, "--dot")
-        with _writing("--dot", dot):
+        dot = path_arg(args.dot, "--dot")
+        with writing("--dot", dot):
             write_all(res.findings, dot)
     return EXIT_FINDINGS if reaches(res.findings, args.fail_on) else 0
-
-
-def _add_triage_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline (or saved report)")
-    p.add_argument("--write-baseline", metavar="FILE", help="write this run's findings as a baseline and exit 0")
-
-
-def _memory_size(text: str) -> int:
-    from irscan.checks.memory import parse_size
-
-    try:
-        return parse_size(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    except OverflowError:  # 400 digits: past a float; argparse lets anything but ValueError escape
-        raise argparse.ArgumentTypeError(f"not a memory size: {text[:40]!r}...: too large") from None
-
-
-def _add_rule_options(p: argparse.ArgumentParser) -> None:
-    """The reporting rule's two knobs (README, "What is reported")."""
-    from irscan.checks.memory import DEFAULT_GPU, DEFAULT_MAX_MEMORY
-
-    p.add_argument("--all", action="store_true", help="also print the findings the reporting rule suppressed, with why")
-    p.add_argument(
-        "--max-memory",
-        type=_memory_size,
-        default=DEFAULT_MAX_MEMORY,
-        metavar="SIZE",
-        help=f"the most memory one GPU has (141GB, 288GiB, bytes): a wrap every tensor would need more than "
-        f"this to reach is suppressed (default: the largest single GPU shipping today, {DEFAULT_GPU}, "
-        f"taken as {DEFAULT_MAX_MEMORY:,} bytes)",
-    )
 
 
 def _triage(res: ScanResult, args: argparse.Namespace) -> dict[str, Any]:
@@ -217,8 +146,8 @@ def _triage(res: ScanResult, args: argparse.Namespace) -> dict[str, Any]:
 
     res.findings, t = triage.findings(res.findings, res.accesses, Path(args.baseline) if args.baseline else None)
     if args.write_baseline is not None:
-        out = _path(args.write_baseline, "--write-baseline")
-        with _writing("--write-baseline", out):
+        out = path_arg(args.write_baseline, "--write-baseline")
+        with writing("--write-baseline", out):
             baseline.write(out, res.findings)
         print(f"irscan: wrote {len(res.findings)} finding(s) to the baseline {args.write_baseline}", file=sys.stderr)
         res.findings = []
@@ -236,7 +165,7 @@ def _report_of(path: str, irs: tuple[str, ...]) -> dict[str, Any]:
     from irscan.pipeline import scan_paths
     from irscan.report import json as json_report
 
-    if is_report(_path(path)):
+    if is_report(path_arg(path)):
         return load_report(Path(path))
     res = scan_paths([Path(path)], irs)
     doc = json_report.document(res.findings, res.kernels, res.unseen, errors=res.errors, accesses=res.accesses)
@@ -249,7 +178,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from irscan.diff.match import diff
     from irscan.report import diff as render
 
-    irs = _irs(args.ir)
+    irs = ir_list(args.ir)
     base, new = _report_of(args.base, irs), _report_of(args.new, irs)
     t = triage.documents(base, new, Path(args.baseline) if args.baseline else None)
     d = diff(base, new)
@@ -280,7 +209,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from irscan.capturing.meta import dsl_environment
     from irscan.pipeline import reaches, scan_safely
 
-    irs = _irs(args.ir)
+    irs = ir_list(args.ir)
     tmp = None if args.out else tempfile.TemporaryDirectory(prefix="irscan-audit-")
     out = Path(args.out or tmp.name)  # type: ignore[union-attr]
     try:
@@ -329,7 +258,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
     try:
         chosen = [checks.get(i) for i in args.ids] if args.ids else list(checks.CHECKS)
     except KeyError as exc:
-        return _usage_error(str(exc.args[0]))
+        return usage_error(str(exc.args[0]))
     print(json_report.render_rules(chosen) if args.format == "json" else text.render_rules(chosen))
     return 0
 
@@ -342,7 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("capture", help="run a program and capture every CuTe DSL kernel it compiles")
     p.add_argument("--out", default="irscan-capture", help="folder for the captures (default ./irscan-capture)")
-    _add_run_options(p)
+    add_run_options(p)
     p.set_defaults(func=cmd_capture)
 
     fail = {"choices": ["must", "may", "never"], "help": "exit 1 when findings reach this severity"}
@@ -352,16 +281,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fail-on", default="must", **fail)  # type: ignore[arg-type]
     p.add_argument("--ir", default="mlir,ptx", help="which IRs to scan: mlir, ptx or mlir,ptx (default both)")
     p.add_argument("--dot", metavar="DIR", help="also write each finding's chain as DIR/<id>.dot and DIR/<id>.svg")
-    _add_triage_options(p)
-    _add_rule_options(p)
+    add_triage_options(p)
+    add_rule_options(p)
     p.set_defaults(func=cmd_scan)
 
     p = sub.add_parser("audit", help="run a program, capture what it compiles and scan it (compile-time audit)")
     p.add_argument("--format", choices=["text", "json", "sarif"], default="text")
-    _add_triage_options(p)
+    add_triage_options(p)
     p.add_argument("--fail-on", default="must", **fail)  # type: ignore[arg-type]
     p.add_argument("--ir", default="mlir,ptx", help="which IRs to scan (default both)")
-    _add_rule_options(p)
+    add_rule_options(p)
     p.add_argument("--out", help="keep the captures in this folder (default: a temporary one)")
     p.add_argument(
         "--keep-going",
@@ -388,7 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="turn the DSL's caches off (by default they stay on; a cache hit reuses the capture stored under "
         "its key in $IRSCAN_CACHE_DIR or ~/.cache/irscan/captures)",
     )
-    _add_run_options(p)
+    add_run_options(p)
     p.set_defaults(func=cmd_audit)
 
     from irscan.patching.cli import add_parser as add_patch_parser
@@ -435,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  expected one of: {', '.join(exc.expected[:15])}", file=sys.stderr)
         return EXIT_USAGE
     except UsageError as exc:
-        return _usage_error(str(exc))
+        return usage_error(str(exc))
     except KeyboardInterrupt:
         print("irscan: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

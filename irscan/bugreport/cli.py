@@ -29,17 +29,17 @@ def add_parser(sub: Any) -> None:
 def cmd_report(args: argparse.Namespace) -> int:
     from irscan.bugreport.collect import group, load_findings
     from irscan.bugreport.write import write_report
-    from irscan.cli import _path, _usage_error, _writing
+    from irscan.cliopts import path_arg, usage_error, writing
 
     *ids, source = args.items
-    src, out = _path(source, "the source"), _path(args.out, "-o")  # "" would be the current folder
+    src, out = path_arg(source, "the source"), path_arg(args.out, "-o")  # "" would be the current folder
     if not src.exists():
-        return _usage_error(f"{source}: no such capture folder, IR file or report")
+        return usage_error(f"{source}: no such capture folder, IR file or report")
     causes = group(load_findings(src))
     known = {f["id"]: rc for rc in causes for f in rc.findings}
     unknown = [i for i in ids if i not in known]
     if unknown or not (ids or args.all):
-        code = _usage_error(
+        code = usage_error(
             f"no finding {', '.join(unknown)} in {source}" if unknown else "name finding ids or give --all"
         )
         print("  the findings there: " + (", ".join(sorted(known)) or "none"), file=sys.stderr)
@@ -51,7 +51,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         from irscan.bugreport.matrix import filler
 
         after = filler(args.matrix, args.bisect)
-    with _writing("-o", out):  # a file, /dev/null, /proc or a symlink loop there is bad usage (exit 2)
+    with writing("-o", out):  # a file, /dev/null, /proc or a symlink loop there is bad usage (exit 2)
         if out.exists() and not out.is_dir():
             raise NotADirectoryError(errno.ENOTDIR, "not a folder")
         out.mkdir(parents=True, exist_ok=True)

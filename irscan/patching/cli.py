@@ -24,11 +24,11 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_patch(args: argparse.Namespace) -> int:
-    from irscan.cli import _path
+    from irscan.cliopts import path_arg
     from irscan.patching.inhook import PatchError
     from irscan.patching.offline import patch_tree
 
-    src, out = _path(args.input, "the input path"), _path(args.out, "-o")  # "" is no folder anyone named
+    src, out = path_arg(args.input, "the input path"), path_arg(args.out, "-o")  # "" is no folder anyone named
     try:
         reps = {k: r.to_json() for k, r in patch_tree(src, out, args.strict).items()}
     except PatchError as exc:
