@@ -242,3 +242,60 @@ def cudnn_kda_prefill(arch: str) -> Callable[[], None]:
         kp.run(q, k, v, g, beta, cu, st, torch.zeros(t, h, d, dtype=bf), torch.zeros_like(st))
 
     return run
+
+
+def cudnn_moe_glu(arch: str) -> Callable[[], None]:
+    """cudnn's MoE grouped GEMM + GLU, bf16 (gemm/cutedsl/grouped/glu ``GroupedGemmGluBf16API``, dense
+    expert weights; rows ``sym_int(divisibility=256)`` as its compile makes them, the rest static from the
+    samples: CPU tensors, only their metadata is read): 8 experts, K = 2048, N = 2 x 1024 (SwiGLU), routed
+    rows padded to 256 per expert, with bias and routing probabilities; tile 256x256 (2-CTA). Its workspace
+    is a 128-byte aligned CPU buffer typed as CUDA."""
+    _gpu(arch)
+    _hardware()
+    import torch
+
+    api = importlib.import_module("cudnn.gemm.cutedsl.grouped.glu._bf16_api")
+    _on_cuda(api)
+    bf, f32 = torch.bfloat16, torch.float32
+
+    def workspace(framework: Any, nbytes: int, device: Any) -> Any:  # 128-byte aligned, as the CUDA allocator's
+        buf = torch.zeros(nbytes + 128, dtype=torch.uint8)
+        off = -buf.data_ptr() % 128
+        return buf[off : off + nbytes]
+
+    api.allocate_byte_workspace = workspace
+
+    def run() -> None:
+        m, k, n, e = 4096, 2048, 2048, 8
+        a = torch.zeros(m, k, 1, dtype=bf)
+        b = torch.zeros(e, n, k, dtype=bf).permute(1, 2, 0)  # (n, k, e) strides (k, 1, n*k)
+        c, d = torch.zeros(m, n, 1, dtype=bf), torch.zeros(m, n // 2, 1, dtype=bf)
+        offs, alpha = torch.zeros(e, dtype=torch.int32), torch.ones(e, dtype=f32)
+        bias = torch.zeros(e, n, dtype=bf).t()  # (n, e) strides (1, n)
+        prob = torch.zeros(m, 1, 1, dtype=f32)
+        _plan(api.GroupedGemmGluBf16API(a, c, d, offs, alpha, b, bias, prob))
+
+    return run
+
+
+def cudnn_nsa_selection(arch: str) -> Callable[[], None]:
+    """cudnn's native-sparse-attention selection forward on Hopper (native_sparse_attention/selection
+    ``SelectionAttention``, HMMA; T,H,D varlen, shapes static from the plan's descriptors): bf16, 131,072
+    tokens in 4 sequences (max 32,768), 64 q / 4 KV heads, hd 128, 16 selected blocks of 64 per token, causal
+    within the selected blocks."""
+    _gpu(arch)
+    import torch
+
+    api = importlib.import_module("cudnn.native_sparse_attention.selection.api")
+    bf, f32, i32 = torch.bfloat16, torch.float32, torch.int32
+
+    def run() -> None:
+        t, hq, hk, d, nsel, b = 131072, 64, 4, 128, 16, 4
+        q, k = _desc(bf, (t, hq, d)), _desc(bf, (t, hk, d))
+        lm = _desc(f32, (t, hq))
+        idx, cnt = _desc(i32, (t, hk, nsel)), _desc(i32, (t, hk))
+        plan = api.SelectionAttention(q, k, k, q, lm, lm, idx, cnt, _desc(i32, (b + 1,)), None, t // b, t // b,
+                                      is_causal=True)  # fmt: skip
+        _plan(plan)
+
+    return run

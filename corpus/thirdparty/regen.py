@@ -371,6 +371,16 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "cudnn Hopper Kimi Delta Attention chunked prefill, varlen 4 x 2048 tokens, 16 heads, hd 128",
         "holdout4_workers:cudnn_kda_prefill",
     ),
+    "cudnn_moe_glu_sm100a": (
+        "sm_100a",
+        "cudnn MoE grouped GEMM + SwiGLU bf16, 8 experts, K 2048, N 2x1024, symbolic rows, bias + probs, 2-CTA 256x256",
+        "holdout4_workers:cudnn_moe_glu",
+    ),
+    "cudnn_nsa_selection_sm90a": (
+        "sm_90a",
+        "cudnn native sparse attention selection fwd (HMMA), varlen 131,072 tokens, 64/4 heads, hd 128, top-16 x 64",
+        "holdout4_workers:cudnn_nsa_selection",
+    ),
 }
 
 
