@@ -54,6 +54,7 @@ PACKAGES = [
     "flash-attn-4",
     "flashinfer-python",
     "nvidia-cudnn-frontend",
+    "torchao",
     "torch",
     "triton",
     "numpy",
@@ -380,6 +381,37 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "sm_90a",
         "cudnn native sparse attention selection fwd (HMMA), varlen 131,072 tokens, 64/4 heads, hd 128, top-16 x 64",
         "holdout4_workers:cudnn_nsa_selection",
+    ),
+    # a fifth holdout set, triaged before any tuning (corpus/thirdparty/holdout5_workers.py)
+    "torch_topk_radix_sm90a": (
+        "sm_90a",
+        "torch native fp32 radix-select top-K, symbolic rows: N 4096 K 256 deterministic; N 8192 K 64 atomic gather",
+        "holdout5_workers:torch_topk_radix",
+    ),
+    "torch_topk_register_sm90a": (
+        "sm_90a",
+        "torch native fp32 register-resident top-K, one warp per row, symbolic rows: N 2048 K 16; N 256 K 32",
+        "holdout5_workers:torch_topk_register",
+    ),
+    "torch_scatter_add_vec_sm90a": (
+        "sm_90a",
+        "torch native vector scatter_add (atomics), symbolic rows + i64 strides: bf16 N 4096 contiguous; f32 N 1000",
+        "holdout5_workers:torch_scatter_add_vec",
+    ),
+    "torch_scatter_add_tma_sm90a": (
+        "sm_90a",
+        "torch native TMA scatter_add (bulk load + cp.reduce.async.bulk): bf16 N 4096 contiguous; f32 N 96 strided",
+        "holdout5_workers:torch_scatter_add_tma",
+    ),
+    "torch_rmsnorm_sm90a": (
+        "sm_90a",
+        "torch native RMSNorm (vendored quack 0.4.1), bf16 x/out/weight, N 4096: forward with rstd; backward, dw",
+        "holdout5_workers:torch_rmsnorm",
+    ),
+    "torchao_mxfp8_3d_sm100a": (
+        "sm_100a",
+        "torchao MXFP8 per-expert 3-D quantize, bf16 (E, N, K) transposed view, TMA: 32x1 scales; 32x32 blocked",
+        "holdout5_workers:torchao_mxfp8_3d",
     ),
 }
 
