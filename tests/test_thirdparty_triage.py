@@ -1,6 +1,6 @@
 """The hand triage of irscan's findings on real third-party kernels (corpus/thirdparty/triage.json).
 
-Every access line irscan reports on the checked-in captures (quack, FlashAttention-4, flashinfer) has a
+Every access line irscan reports on the checked-in captures (quack, FlashAttention-4, flashinfer, cuDNN frontend) has a
 triage entry: a real i32 limit a user reaches (``true``, with the smallest such input), a false alarm
 (``false``, with its cause as numbered in issue #8) or ``unclear``.  So:
 
@@ -42,19 +42,21 @@ def entry_key(e: dict[str, Any]) -> Key:
 
 BY_KEY = {entry_key(e): e for e in ENTRIES}
 #: the holdout sets: kernels captured and triaged before any tuning for them (holdout_workers.py, then
-#: holdout2_workers.py once irscan had been tuned on the first, then holdout3_workers.py)
+#: holdout2_workers.py once irscan had been tuned on the first, then holdout3_workers.py, then holdout4_workers.py:
+#: nvidia-cudnn-frontend's kernels)
 HOLDOUTS = {
     label: set(re.findall(r"^def (\w+)\(arch", (THIRDPARTY / name).read_text(), re.M))
     for label, name in (
         ("holdout", "holdout_workers.py"),
         ("holdout-2", "holdout2_workers.py"),
         ("holdout-3", "holdout3_workers.py"),
+        ("holdout-4", "holdout4_workers.py"),
     )
 }
 
 
 def subset(e: dict[str, Any]) -> str:
-    """``holdout`` / ``holdout-2`` / ``holdout-3`` when every capture of the entry comes from that set's
+    """``holdout`` / ``holdout-2`` / ``holdout-3`` / ``holdout-4`` when every capture of the entry comes from that set's
     workers file, else ``tuned on``."""
     workers = {re.sub(r"_sm\d+a?$", "", c) for c in e["captures"]}
     return next((label for label, names in HOLDOUTS.items() if workers <= names), "tuned on")
