@@ -1,8 +1,8 @@
 """The hand triage of irscan's findings on real third-party kernels (corpus/thirdparty/triage.json).
 
-Every access line irscan reports on the checked-in captures (quack, FlashAttention-4, flashinfer, cuDNN frontend) has a
-triage entry: a real i32 limit a user reaches (``true``, with the smallest such input), a false alarm
-(``false``, with its cause as numbered in issue #8) or ``unclear``.  So:
+Every access line irscan reports on the checked-in captures (quack, FlashAttention-4, flashinfer, cuDNN frontend,
+torch, torchao) has a triage entry: a real i32 limit a user reaches (``true``, with the smallest such input), a false
+alarm (``false``, with its cause as numbered in issue #8) or ``unclear``.  So:
 
 - a new finding fails here until someone triages it (add an entry; the reason says why);
 - a ``true`` entry that is no longer reported fails: a real limit was lost;
@@ -42,8 +42,8 @@ def entry_key(e: dict[str, Any]) -> Key:
 
 BY_KEY = {entry_key(e): e for e in ENTRIES}
 #: the holdout sets: kernels captured and triaged before any tuning for them (holdout_workers.py, then
-#: holdout2_workers.py once irscan had been tuned on the first, then holdout3_workers.py, then holdout4_workers.py:
-#: nvidia-cudnn-frontend's kernels)
+#: holdout2_workers.py once irscan had been tuned on the first, then holdout3_workers.py, holdout4_workers.py:
+#: nvidia-cudnn-frontend's kernels, then holdout5_workers.py: torch's and torchao's CuTe DSL ops)
 HOLDOUTS = {
     label: set(re.findall(r"^def (\w+)\(arch", (THIRDPARTY / name).read_text(), re.M))
     for label, name in (
@@ -51,12 +51,13 @@ HOLDOUTS = {
         ("holdout-2", "holdout2_workers.py"),
         ("holdout-3", "holdout3_workers.py"),
         ("holdout-4", "holdout4_workers.py"),
+        ("holdout-5", "holdout5_workers.py"),
     )
 }
 
 
 def subset(e: dict[str, Any]) -> str:
-    """``holdout`` / ``holdout-2`` / ``holdout-3`` / ``holdout-4`` when every capture of the entry comes from that set's
+    """``holdout`` / ``holdout-2`` / ... / ``holdout-5`` when every capture of the entry comes from that set's
     workers file, else ``tuned on``."""
     workers = {re.sub(r"_sm\d+a?$", "", c) for c in e["captures"]}
     return next((label for label, names in HOLDOUTS.items() if workers <= names), "tuned on")
