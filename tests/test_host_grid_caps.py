@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from irbuild import FnBuilder
 from test_bounds import TENSOR, _kernel, _ranges, _val
 
@@ -92,3 +93,28 @@ def test_a_floor_divided_scalar_argument_bounds_the_block_index() -> None:
     rg = _ranges(b, grid=grids)
     assert rg.interval(_val(rg, row)).hi == 2**31 - 1  # ctaid.x <= 2^26 - 1
     assert [(x.terms, x.const) for x in rg.bounds(_val(rg, row))][0] == ((("arg0", 1),), 30)
+
+
+@pytest.mark.parametrize("offsets", [(3,), (4, -1), (2, 1)])
+def test_a_ceil_numerator_written_in_several_steps_bounds_the_block_index(offsets: tuple[int, ...]) -> None:
+    """``(M + ROWS - 1) // ROWS`` on DSL integers is an add and a sub before the division (torch's
+    register top-k): still ``ceil(M / 4)``, so ``4*ctaid.x <= M - 1``."""
+
+    def grid(b: FnBuilder, rows: str) -> str:
+        num = rows
+        for c in offsets:
+            num = b.op(Kind.ADD, num, b.const(c)) if c > 0 else b.op(Kind.SUB, num, b.const(-c))
+        return b.op(Kind.DIV, num, b.const(4), signed=True)
+
+    _, _, grids = _block_row(grid)
+    assert grids[0] == GridDim(0, 0, (1, 0), 4)
+
+
+def test_a_numerator_past_one_tile_is_no_ceil() -> None:
+    """``(M + 4) // 4`` launches one block more than ceil(M / 4) when 4 divides M: no bound from it."""
+
+    def grid(b: FnBuilder, rows: str) -> str:
+        return b.op(Kind.DIV, b.op(Kind.SUB, b.op(Kind.ADD, rows, b.const(5)), b.const(1)), b.const(4), signed=True)
+
+    _, _, grids = _block_row(grid)
+    assert not [g for g in grids if g.axis == 0]

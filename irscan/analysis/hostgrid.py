@@ -284,13 +284,20 @@ def _min_const(gr: dataflow.Graph, n: int) -> tuple[int, int] | None:
 
 
 def _rounded_up(gr: dataflow.Graph, n: int, t: int) -> int | None:
-    """F of ``F + (t - 1)``, the numerator of a ceil-division by t."""
-    if gr.op(n).kind is not Kind.ADD:
-        return None
-    for s in (0, 1):
-        if _const(gr, n, 1 - s) == t - 1 and len(gr.defs(n, s)) == 1:
-            return gr.defs(n, s)[0]
-    return None
+    """F of ``F + c`` with c <= t - 1, the numerator of a ceil-division by t (then at most ceil(F / t)):
+    ``F + (t - 1)``, or ``F + t - 1`` as Python writes it on DSL integers (an add, then a sub)."""
+    off, steps = 0, 0
+    while steps < _STEPS:
+        op = gr.op(n)
+        if op.kind not in (Kind.ADD, Kind.SUB):
+            break
+        slots = (0, 1) if op.kind is Kind.ADD else (0,)  # c - x is no offset of x
+        hit = next((s for s in slots if _const(gr, n, 1 - s) is not None and len(gr.defs(n, s)) == 1), None)
+        if hit is None:
+            break
+        off += (_const(gr, n, 1 - hit) or 0) * (1 if op.kind is Kind.ADD else -1)
+        n, steps = gr.defs(n, hit)[0], steps + 1
+    return n if steps and off <= t - 1 else None
 
 
 def _step(gr: dataflow.Graph, n: int) -> int | None:
