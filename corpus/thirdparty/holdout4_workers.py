@@ -299,3 +299,32 @@ def cudnn_nsa_selection(arch: str) -> Callable[[], None]:
         _plan(plan)
 
     return run
+
+
+def cudnn_dsa_fwd(arch: str) -> Callable[[], None]:
+    """cudnn's DeepSeek sparse-attention prefill forward on Blackwell (deepseek_sparse_attention/
+    sparse_attention_forward ``_compile_kernel``, as ``sparse_attention_forward_sm100`` calls it: every
+    operand through ``to_cute_tensor`` = ``from_dlpack(...).mark_layout_dynamic`` + a compact dynamic
+    leading mode; CPU tensors typed as CUDA, only their metadata is read): the (H, D_qk) = (64, 576) MLA
+    variant (``head64_regular``, latent 512), top-2048 KV indices per query, with attention sinks and
+    per-query top-k lengths; 1024 query tokens on 4096 KV rows."""
+    _gpu(arch)
+    import cuda.bindings.driver as cuda
+    import torch
+
+    tc = importlib.import_module("cudnn.deepseek_sparse_attention.utils.tensor_conversion")
+    fi = importlib.import_module("cudnn.deepseek_sparse_attention.sparse_attention_forward._interface_sm100")
+    _on_cuda(tc)
+    bf, f32 = torch.bfloat16, torch.float32
+
+    def run() -> None:
+        s, skv, h, d, topk = 1024, 4096, 64, 576, 2048
+        q, kv = torch.zeros(s, h, d, dtype=bf), torch.zeros(skv, d, dtype=bf)
+        idx, length = torch.zeros(s, topk, dtype=torch.int32), torch.full((s,), topk, dtype=torch.int32)
+        out = torch.zeros(s, h, 512, dtype=bf)
+        ml, lse, sink = torch.zeros(s, h, dtype=f32), torch.zeros(s, h, dtype=f32), torch.zeros(h, dtype=f32)
+        kernel = fi._make_kernel(fi._kernel_variant(h, d), d, 0)
+        dev = torch.device("cuda", 0)
+        fi._compile_kernel(kernel, q, kv, idx, out, ml, lse, None, sink, length, d**-0.5, cuda.CUstream(0), dev)
+
+    return run

@@ -382,6 +382,11 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "cudnn native sparse attention selection fwd (HMMA), varlen 131,072 tokens, 64/4 heads, hd 128, top-16 x 64",
         "holdout4_workers:cudnn_nsa_selection",
     ),
+    "cudnn_dsa_fwd_sm100a": (
+        "sm_100a",
+        "cudnn DeepSeek sparse-attention prefill fwd, MLA 64 heads x 576, top-2048 + sinks, dynamic layouts",
+        "holdout4_workers:cudnn_dsa_fwd",
+    ),
     # a fifth holdout set, triaged before any tuning (corpus/thirdparty/holdout5_workers.py)
     "torch_topk_radix_sm90a": (
         "sm_90a",
