@@ -15,7 +15,8 @@ other way round; ``eq`` gives both; the false edge gives the negation.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from irscan.analysis.bounds import LESS as _LESS
 from irscan.analysis.intervals import Affine, Interval
@@ -101,23 +102,40 @@ class Guards:
         def value(self, n: int) -> Affine: ...
         def name(self, a: Affine) -> str: ...
         def interval(self, a: Affine, least_harm: bool = False) -> Interval: ...
+        def _derived(
+            self, n: int, name: str, iv: Interval, inputs: Iterable[Affine], scales: bool = False, key: Any = None
+        ) -> Affine: ...
 
     def guarded_interval(self, n: int, a: Affine, width: int) -> Interval:
-        """Operand ``a``'s interval where op ``n`` computes in ``width`` bits, clamped by the constant
-        bounds dominating guards put on ``a`` itself.  Sound for n's result wherever it is used: n runs
-        only on the guarded path.  Asked only when ``a``'s ideal range leaves ``width`` bits (a narrow
-        op on a wide value: LLVM's bypass of a slow 64-bit division runs div.u32 on the truncated
-        operands once ``(a | b) >> 32 == 0`` is tested), so the guards stay off the common path."""
+        """Operand ``a``'s interval where op ``n`` computes in ``width`` bits, clamped by the bounds
+        dominating guards put on ``a`` itself (``a <= rhs``: rhs's largest value).  Sound for n's result
+        wherever it is used: n runs only on the guarded path.  Asked only when ``a``'s ideal range
+        leaves ``width`` bits (a narrow op on a wide value: LLVM's bypass of a slow 64-bit division runs
+        div.u32 on the truncated operands once ``(a | b) >> 32 == 0`` is tested), so the guards stay off
+        the common path."""
         iv = self.interval(a)
         if self._refining or (0 <= iv.lo and iv.hi < 1 << width):
             return iv
         self._refining = True
+        known = None if self._guards is None else set(self._guards)
         try:
             guards = self.guards_at(n)
         finally:
             self._refining = False
-        hi = min([iv.hi] + [rhs.const for x, rhs, _ in guards if x == a and rhs.is_const()])  # a <= c
+            if self._guards is not None:  # asked mid-evaluation: a compare's operand may be a loop value
+                for b in set(self._guards) - (known or set()):  # still being evaluated (an opaque stand-in
+                    del self._guards[b]  # here), so what was learnt is not kept for later askers
+        hi = min([iv.hi] + [self.interval(rhs).hi for x, rhs, _ in guards if x == a])
         return Interval(iv.lo, hi) if iv.lo <= hi else iv
+
+    def guarded_copy(self, n: int, v: Affine, width: int) -> Affine:
+        """Block argument ``n``, handed ``v`` on its block's one entering edge: v, or where that edge's
+        compare keeps v far inside its type (a loop body's counter: ``i < min(start + k, 16)`` when the
+        start is free), a copy of v with that bound."""
+        g = self.guarded_interval(n, v, width)
+        if g.hi >= self.interval(v).hi:
+            return v
+        return self._derived(n, self.name(v), g, (v,), key=("guarded", n))
 
     def guards_at(self, at: int) -> list[Guard]:
         """The facts ``x <= rhs`` that hold at op ``at`` because a compare's edge dominates it."""

@@ -26,6 +26,9 @@ T = TypeVar("T")
 #: steps on an explicit stack, so no walk recurses as deep as the input's dependency chains.
 Eval = Generator[int, Affine, T]
 
+#: how many values one copy cycle may pass through before it is given up (a bounded walk per join)
+_COPY_LIMIT = 64
+
 
 class Cycle(Exception):
     """Raised when evaluation runs into a value that is being evaluated (a loop-carried value)."""
@@ -62,6 +65,36 @@ class LoopBounds:
                 return None
             best = v if best is None else max(best, v)
         return best
+
+    def _copy_cycle(self, cyclic: list[int], key: Any) -> Eval[Interval | None]:
+        """The values a loop-carried join holds when its cycle only passes values around (``prev = cur``
+        carried to the next iteration, ``select(first_thread, cur, prev)``, a block argument handed on
+        unchanged): the union of the values entering the cycle, each evaluated on its own.  None when a
+        value on the cycle is computed from it (a counter: :meth:`_induction_bound`) or the cycle runs
+        past :data:`_COPY_LIMIT` values."""
+        todo, seen = list(cyclic), {key}
+        union: Interval | None = None
+        while todo:
+            e = todo.pop()
+            if e in seen:
+                continue
+            seen.add(e)
+            if len(seen) > _COPY_LIMIT:
+                return None
+            try:
+                iv = self.interval((yield e))
+                union = iv if union is None else union.union(iv)
+                continue
+            except Cycle:
+                pass
+            op = self.gr.op(e)
+            if op.kind is Kind.PHI or (op.kind is Kind.MOV and op.operands):  # a block argument: its incoming
+                todo += self.gr.defs(e, 0)
+            elif op.kind is Kind.SELECT and len(op.operands) == 3:
+                todo += self.gr.defs(e, 1) + self.gr.defs(e, 2)
+            else:
+                return None
+        return union
 
     def _step_of(self, d: int) -> int | None:
         op = self.gr.op(d)

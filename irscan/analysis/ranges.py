@@ -239,9 +239,12 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod, Mag
                     # runs to its bound, which exits that depend on data (persistent schedulers,
                     # varlen) do not promise.  So loops give `may` verdicts, never `must`.
                     fixed = False
-                    bound = yield from self._induction_bound(cyclic, key)
-                    if bound is None:
-                        iv, fixed = free_range(width).union(iv), False
+                    copies = yield from self._copy_cycle(cyclic, key)  # loops.py: prev = cur
+                    bound = None if copies is not None else (yield from self._induction_bound(cyclic, key))
+                    if copies is not None:
+                        iv = iv.union(copies) if ivs else copies
+                    elif bound is None:
+                        iv = free_range(width).union(iv)
                     else:
                         iv = iv.union(Interval(iv.lo, bound))
                 res = self._atom(key, self._join_name(key, label, bool(cyclic)), iv, fixed)
@@ -316,9 +319,11 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod, Mag
             defs = self.gr.defs(n, 0)
             if not defs:
                 return self._opaque_atom(n, op.text or op.name, w)
-            return (yield from self._join(n, defs, op.results[0] if op.results else "phi", w, owned=True))
+            v = yield from self._join(n, defs, op.results[0] if op.results else "phi", w, owned=True)
+            return self.guarded_copy(n, v, w) if len(defs) == 1 else v  # a loop body's counter (guards.py)
         if k in (Kind.MOV, Kind.SEXT, Kind.ZEXT, Kind.TRUNC, Kind.CAST) and op.operands:
-            return (yield from self._operand(n, 0))
+            v = yield from self._operand(n, 0)
+            return self.guarded_copy(n, v, w) if k is Kind.MOV else v  # a PTX copy under a loop's entry test
         if k is Kind.ADD and len(op.operands) == 2:
             a, b = yield from self._operands(n)
             # a signed magic division's last add (magic.py), a floor division's fix-up (floordiv.py)
@@ -368,9 +373,9 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod, Mag
             fixed = self.floor_select(n, a, b)  # a floor division's fix-up (floordiv.py)
             if fixed is not None:
                 return fixed
-            res = self._derived(
-                n, f"select({self.name(a)}, {self.name(b)})", self.interval(a).union(self.interval(b)), (a, b)
-            )
+            iv = yield from self._extreme(n, a, b)  # min / max (decide.py)
+            iv = self.interval(a).union(self.interval(b)) if iv is None else iv
+            res = self._derived(n, f"select({self.name(a)}, {self.name(b)})", iv, (a, b))
             self.relate_select(n, res, a, b)
             return res
         if k is Kind.ICMP:
