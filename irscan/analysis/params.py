@@ -109,6 +109,7 @@ def divisor(meta_arg: dict[str, Any] | None, f: Field) -> int:
 #: DSL argument types that are compile-time only: the kernel has no parameter for them
 _STATIC_TYPES = ("!cute.layout<", "!cute.composed_layout<", "!cute.tiled_copy<", "!cute.swizzle<", "!cute.shape<",
                  "!cute.stride<", "!cute.tile<", "!cute.int_tuple<")  # fmt: skip
+_MMA = "!cute.tiled_mma<"
 _SCALARS = frozenset({"i1", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64"})
 
 
@@ -118,33 +119,68 @@ def align_meta(params: list[Param], meta_args: list[Any], ptx: bool = False) -> 
     drift.  A tensor parameter takes the next tensor entry with as many dynamic shape and stride leaves
     (PTX: whose struct has the parameter's size), an integer the next integer of its width;
     compile-time entries are skipped.  None when the two do not line up (callers keep positions)."""
+    n, m = len(params), len(meta_args)
+    if n * m > _ALIGN_CELLS:
+        return None
+
+    def fits(i: int, j: int) -> bool:
+        return _fits_bytes(params[i].size, meta_args[j]) if ptx else _fits(params[i].shape, meta_args[j])
+
+    skip = [_static_only(a) for a in meta_args]
+    maybe = [_maybe_static(a) for a in meta_args]
+    # ok[i][j]: parameters i.. line up with entries j.. (the last rows first: no recursion)
+    ok = [[False] * (m + 1) for _ in range(n + 1)]
+    ok[n] = [True] * (m + 1)  # entries after the last parameter are left over (copy atoms, layouts)
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            take = not skip[j] and fits(i, j) and ok[i + 1][j + 1]
+            ok[i][j] = take or ((skip[j] or maybe[j]) and ok[i][j + 1])
+    if not ok[0][0]:
+        return None
     out: list[int] = []
     j = 0
-    for p in params:
-        while j < len(meta_args) and _static_only(meta_args[j]):
+    for i in range(n):  # each parameter takes the first entry that leaves the rest lined up
+        while not (not skip[j] and fits(i, j) and ok[i + 1][j + 1]):
             j += 1
-        if j >= len(meta_args) or not (_fits_bytes(p.size, meta_args[j]) if ptx else _fits(p.shape, meta_args[j])):
-            return None
         out.append(j)
         j += 1
     return out
 
 
+#: the largest parameters x entries table :func:`align_meta` fills (a kernel has tens of each)
+_ALIGN_CELLS = 1 << 20
+
+
+def _maybe_static(m: Any) -> bool:
+    """An entry with a parameter in some kernels and none in others, skipped where the parameter at hand
+    does not fit it: a tiled MMA (a struct parameter for sm_100, none for sm_80), and a layout with
+    dynamic leaves (a parameter of its runtime fields)."""
+    t = str(m.get("type", "")) if isinstance(m, dict) else ""
+    return t.startswith(_MMA) or (t.startswith(_STATIC_TYPES) and "?" in t)
+
+
 def _static_only(m: Any) -> bool:
-    return isinstance(m, dict) and str(m.get("type", "")).startswith(_STATIC_TYPES)
+    """No parameter: a compile-time type with nothing dynamic in it, or such a coordinate tensor (beside
+    each TMA descriptor: a constant origin and layout)."""
+    t = str(m.get("type", "")) if isinstance(m, dict) else ""
+    return "?" not in t and t.startswith((*_STATIC_TYPES, "!cute.coord_tensor<"))
 
 
 def _fits(shape: Shape, m: Any) -> bool:
     if not isinstance(m, dict):
         return False
     t, modes = str(m.get("type", "")), m.get("modes")
-    if isinstance(shape, tuple) and len(shape) == 2 and shape[0] in (PTR, ()) and isinstance(shape[1], tuple):
+    parts = shape[1] if isinstance(shape, tuple) and len(shape) == 2 and shape[0] in (PTR, ()) else None
+    tensor = isinstance(shape, tuple) and isinstance(parts, tuple)
+    if t.startswith(_MMA):  # a struct of the MMA's runtime fields, when it has a parameter at all
+        return isinstance(shape, tuple) and not tensor
+    if isinstance(shape, tuple) and isinstance(parts, tuple):  # a tensor: (pointer or none, (shape, stride))
         if shape[0] == () or t.startswith("!cute.coord_tensor"):  # a coordinate tensor: its origin, no pointer
             return shape[0] == () and t.startswith("!cute.coord_tensor")
-        if not isinstance(modes, list) or len(shape[1]) != 2:
+        if not isinstance(modes, list) or len(parts) != 2:
             return False
         dyn = [sum(_mode_part(md, p).get("kind") == "dynamic" for md in modes) for p in ("shape", "stride")]
-        return dyn == [len(_scalars(shape[1][0])), len(_scalars(shape[1][1]))]
+        return dyn == [len(_scalars(parts[0])), len(_scalars(parts[1]))]
     if isinstance(shape, int):
         return t == f"i{shape}"
     return not isinstance(modes, list) and (shape is None) == (t in _SCALARS or t.startswith("f"))
@@ -156,6 +192,8 @@ def _fits_bytes(size: int | None, m: Any) -> bool:
     if not isinstance(m, dict) or size is None:
         return False
     t = str(m.get("type", ""))
+    if t.startswith(_MMA):  # its few runtime fields; a TMA descriptor is a 128-byte array
+        return size < 128
     if t.startswith("!cute.coord_tensor"):
         return size % 4 == 0
     if isinstance(m.get("modes"), list):

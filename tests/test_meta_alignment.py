@@ -1,0 +1,80 @@
+"""meta.json's argument entries against the kernel's parameters (irscan/analysis/params.py align_meta).
+
+The DSL's signature lists compile-time arguments too, and which of them become parameters depends on
+the kernel: a TMA descriptor's coordinate tensor with nothing dynamic in it has none, an sm_80 tiled
+MMA none while an sm_100 one is a struct parameter, a layout with dynamic leaves one.  A wrong
+alignment hands a tensor's layout facts to another parameter (cudnn's NSA selection kernel: the
+block-index tensor read as a TMA coordinate tensor, its static extent lost), so every real capture's
+kernels must line up.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import lzma
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from irscan.analysis.params import align_meta
+from irscan.frontend import mlir, ptx
+from irscan.ir import Param
+
+REPO = Path(__file__).resolve().parents[1]
+TMA = {"type": "!cute_nvgpu.atom.non_exec_tiled_tma_load<sm_90, bf16, copy_bits = 2048>"}
+STATIC_COORD = {"type": '!cute.coord_tensor<"(0,0,0)", "(131072,128,4):(1@1,1@0,1@2)">', "modes": []}
+MMA80 = {"type": "!cute.tiled_mma<!cute_nvgpu.sm80.mma<16x8x16, elem_type = (bf16, bf16, f32) >>"}
+MMA100 = {"type": "!cute.tiled_mma<!cute_nvgpu.sm100.mma<128x128x16, num_cta = 1>>"}
+I32 = {"type": "i32"}
+DYN_LAYOUT = {"type": '!cute.layout<"((32,4,?{i64}),(4,?{i64})):((16,4,?{i64}),(1,?{i64}))">'}
+STATIC_LAYOUT = {"type": '!cute.layout<"(1):(0)">'}
+
+
+def _params(*shapes: Any, sizes: tuple[int, ...] = ()) -> list[Param]:
+    return [
+        Param(name=f"%arg{i}", type="", index=i, shape=s, size=sizes[i] if sizes else None)
+        for i, s in enumerate(shapes)
+    ]
+
+
+def test_a_static_coordinate_tensor_beside_each_descriptor_has_no_parameter() -> None:
+    params = _params("ptr", "ptr", 32)
+    assert align_meta(params, [TMA, STATIC_COORD, TMA, STATIC_COORD, I32]) == [0, 2, 4]
+    ptx_params = _params(None, None, None, sizes=(128, 128, 4))
+    assert align_meta(ptx_params, [TMA, STATIC_COORD, TMA, STATIC_COORD, I32], ptx=True) == [0, 2, 4]
+
+
+def test_a_tiled_mma_is_a_parameter_only_where_the_kernel_has_one() -> None:
+    """sm_80: none (the descriptor after it takes the first parameter); sm_100: a struct parameter."""
+    assert align_meta(_params("ptr", 32), [MMA80, TMA, I32]) == [1, 2]
+    assert align_meta(_params((1, 1, 1, None), "ptr", 32), [MMA100, TMA, I32]) == [0, 1, 2]
+    # PTX: byte arrays; a 4-byte parameter after an sm_80 MMA is the i32, seen from the rest lining up
+    i64 = {"type": "i64"}
+    assert align_meta(_params(None, None, None, sizes=(4, 4, 8)), [MMA80, I32, I32, i64], ptx=True) == [1, 2, 3]
+    assert align_meta(_params(None, None, None, sizes=(4, 4, 8)), [MMA80, I32, i64], ptx=True) == [0, 1, 2]
+
+
+def test_a_layout_with_dynamic_leaves_is_a_parameter() -> None:
+    params = _params(((64, 64), (64, 64)), 64)
+    assert align_meta(params, [STATIC_LAYOUT, DYN_LAYOUT, {"type": "i64"}]) == [1, 2]
+
+
+def _captures() -> list[Path]:
+    return sorted(Path(p) for p in glob.glob(str(REPO / "corpus/thirdparty/*/0*/meta.json")))
+
+
+@pytest.mark.parametrize("ir", ["mlir", "ptx"])
+def test_every_third_party_kernel_lines_up_with_its_meta(ir: str) -> None:
+    unaligned = []
+    for meta_path in _captures():
+        meta = json.loads(meta_path.read_text())
+        by_name = {k["name"]: k for k in meta.get("kernels", [])}
+        text = lzma.open(meta_path.with_name(f"module.{ir}.xz"), "rt").read()
+        module = (mlir if ir == "mlir" else ptx).parse_module(text, f"module.{ir}")
+        for fn in module.functions:
+            if fn.kernel and fn.name in by_name:
+                if align_meta(fn.params, by_name[fn.name].get("args", []), ir == "ptx") is None:
+                    unaligned.append(f"{meta_path.parent.parent.name}: {fn.name[:60]}")
+    assert not unaligned
