@@ -78,3 +78,20 @@ def test_every_third_party_kernel_lines_up_with_its_meta(ir: str) -> None:
                 if align_meta(fn.params, by_name[fn.name].get("args", []), ir == "ptx") is None:
                     unaligned.append(f"{meta_path.parent.parent.name}: {fn.name[:60]}")
     assert not unaligned
+
+
+def test_entries_that_do_not_line_up_give_no_facts() -> None:
+    """By position, a scalar's entry would describe the tensor parameter: no entry is used instead."""
+    from irbuild import FnBuilder
+    from test_ranges import TENSOR
+
+    from irscan.analysis import dataflow
+    from irscan.analysis.ranges import Facts, Ranges
+
+    b = FnBuilder()
+    b.param("%arg0", TENSOR)
+    gr = dataflow.build(b.module, b.fn)
+    assert Ranges(gr, Facts.of(b.fn.attrs), [I32]).meta_args == []
+    mode = {"shape": {"kind": "static", "value": 4}, "stride": {"kind": "static", "value": 1}}
+    memref = {"type": '!cute.memref<f32, gmem, "(4):(1)">', "modes": [mode]}
+    assert Ranges(gr, Facts.of(b.fn.attrs), [memref]).meta_args == [memref]

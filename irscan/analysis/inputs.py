@@ -84,9 +84,10 @@ class Inputs:
 
     def aligned_meta(self, meta_args: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """meta.json's argument entries by parameter index (irscan/analysis/params.py:align_meta):
-        its list also holds the compile-time arguments, which have no parameter."""
+        its list also holds the compile-time arguments, which have no parameter.  None at all when the
+        two do not line up: by position they would hand one tensor's layout to another parameter."""
         al = align_meta(self.gr.fn.params, meta_args, self.gr.module.ir == "ptx")
-        return meta_args if al is None else [meta_args[i] for i in al]
+        return [] if al is None else [meta_args[i] for i in al]
 
     def _sreg(self, n: int, op: Op) -> Affine:
         sreg = str(op.attrs.get("sreg", op.name))

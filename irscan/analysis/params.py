@@ -118,7 +118,7 @@ def align_meta(params: list[Param], meta_args: list[Any], ptx: bool = False) -> 
     also lists compile-time arguments (layouts, tiled copies) that have no parameter, so positions
     drift.  A tensor parameter takes the next tensor entry with as many dynamic shape and stride leaves
     (PTX: whose struct has the parameter's size), an integer the next integer of its width;
-    compile-time entries are skipped.  None when the two do not line up (callers keep positions)."""
+    compile-time entries are skipped.  None when the two do not line up (callers then use no entry)."""
     n, m = len(params), len(meta_args)
     if n * m > _ALIGN_CELLS:
         return None
