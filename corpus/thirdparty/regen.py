@@ -418,6 +418,42 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "torchao MXFP8 per-expert 3-D quantize, bf16 (E, N, K) transposed view, TMA: 32x1 scales; 32x32 blocked",
         "holdout5_workers:torchao_mxfp8_3d",
     ),
+    # a sixth holdout set, triaged before any tuning (corpus/thirdparty/holdout6_workers.py)
+    "fi_mega_safe_quant_sm90a": (
+        "sm_90a",
+        "flashinfer MegaMoE post-amax E4M3 activation quantize, f32 in, sym tokens, TVM-FFI: hidden 7168; 4096",
+        "holdout6_workers:fi_mega_safe_quant",
+    ),
+    "fi_mega_routing_sm90a": (
+        "sm_90a",
+        "flashinfer MegaMoE top-8 route staging (i64 ids, masked scores) and route validation (i32 ids, 256 experts)",
+        "holdout6_workers:fi_mega_routing",
+    ),
+    "fi_moe_gemm_finalize_sm90a": (
+        "sm_90a",
+        "flashinfer Hopper MoE GEMM2 + finalize, bf16, 8 experts, 4096x2048, top-8, raw pointers: fused; expanded",
+        "holdout6_workers:fi_moe_gemm_finalize",
+    ),
+    "fi_moe_gather_gemm_act_sm90a": (
+        "sm_90a",
+        "flashinfer Hopper MoE GEMM1, token gather in the A load, bf16, 8 experts, 2x2048x4096: SwiGLU; ReLU^2",
+        "holdout6_workers:fi_moe_gather_gemm_act",
+    ),
+    "fi_megamoe_stage_sm100a": (
+        "sm_100a",
+        "flashinfer MegaMoE input staging, hidden 7168, top-8: NVFP4 + i64 routes; MXFP8 + i32 route checks; bf16",
+        "holdout6_workers:fi_megamoe_stage",
+    ),
+    "fi_moe_blockscaled_finalize_sm100a": (
+        "sm_100a",
+        "flashinfer Blackwell NVFP4 MoE GEMM2 + finalize, 256x128 2-CTA, raw pointers: fused; expanded + A scale",
+        "holdout6_workers:fi_moe_blockscaled_finalize",
+    ),
+    "fi_moe_blockscaled_gather_act_sm100a": (
+        "sm_100a",
+        "flashinfer Blackwell NVFP4 MoE GEMM1, token gather, SwiGLU, NVFP4 out + scales, 256x128 2-CTA, top-8",
+        "holdout6_workers:fi_moe_blockscaled_gather_act",
+    ),
 }
 
 
