@@ -454,6 +454,47 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "flashinfer Blackwell NVFP4 MoE GEMM1, token gather, SwiGLU, NVFP4 out + scales, 256x128 2-CTA, top-8",
         "holdout6_workers:fi_moe_blockscaled_gather_act",
     ),
+    # a seventh holdout set, triaged before any tuning (corpus/thirdparty/holdout7_workers.py)
+    "cudnn_csa_compressor_sm100a": (
+        "sm_100a",
+        "cudnn CSA KV compressor ratio 4, coff 2, hd 512, raw pointers on flat int32 layouts: fwd; deterministic bwd",
+        "holdout7_workers:cudnn_csa_compressor",
+    ),
+    "cudnn_engram_gate_sm100a": (
+        "sm_100a",
+        "cudnn Engram saved-state gate, 4 heads x 5120, raw pointers, runtime tokens: forward; backward apply",
+        "holdout7_workers:cudnn_engram_gate",
+    ),
+    "cudnn_dsa_indexer_topk_sm100a": (
+        "sm_100a",
+        "cudnn DSA indexer radix top-2048, f32, sym rows/cols: 64 x 65,536; 1024 x 32,768 next_n 2 deterministic",
+        "holdout7_workers:cudnn_dsa_indexer_topk",
+    ),
+    "cudnn_hstu_fwd_sm100a": (
+        "sm_100a",
+        "cudnn HSTU SiLU attention fwd, packed varlen 8 x 1024 tokens, 4 heads x 128, bf16, dynamic: causal; local 256",
+        "holdout7_workers:cudnn_hstu_fwd",
+    ),
+    "cudnn_qsa_fwd_sm100a": (
+        "sm_100a",
+        "cudnn QSA sparse attention fwd, THD, sym_int64 tokens, 12/1 heads x 256, bf16: prepare, dense and sparse kernels",
+        "holdout7_workers:cudnn_qsa_fwd",
+    ),
+    "cudnn_gab_qk_norm_rope_sm100a": (
+        "sm_100a",
+        "cudnn gated-attention block Q/K RMSNorm + RoPE, bf16, sym tokens: 32/8 heads x 128, rope 64, rstd; RoPE-only 256",
+        "holdout7_workers:cudnn_gab_qk_norm_rope",
+    ),
+    "cudnn_gab_cache_write_sm100a": (
+        "sm_100a",
+        "cudnn gated-attention block paged KV-cache write, bf16, page 64: K+V 8 x 128 int32 slots; 1 x 128 int64 slots, PDL",
+        "holdout7_workers:cudnn_gab_cache_write",
+    ),
+    "cudnn_dsa_indexer_bwd_sm90a": (
+        "sm_90a",
+        "cudnn DSA indexer backward (Hopper): score-grad precompute; WGMMA dQ/dW/dK GEMM, 64 heads x 128, top-2048",
+        "holdout7_workers:cudnn_dsa_indexer_bwd",
+    ),
 }
 
 
