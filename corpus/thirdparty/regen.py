@@ -495,6 +495,47 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "cudnn DSA indexer backward (Hopper): score-grad precompute; WGMMA dQ/dW/dK GEMM, 64 heads x 128, top-2048",
         "holdout7_workers:cudnn_dsa_indexer_bwd",
     ),
+    # an eighth holdout set, triaged before any tuning (corpus/thirdparty/holdout8_workers.py)
+    "fi_gated_residual_next_rmsnorm_sm100a": (
+        "sm_100a",
+        "flashinfer gated residual + next RMSNorm, H 8192, 8-CTA cluster rows: plain; post weight, alpha, router",
+        "holdout8_workers:fi_gated_residual_next_rmsnorm",
+    ),
+    "fi_dense_bf16_gemm_direct_sm100a": (
+        "sm_100a",
+        "flashinfer direct SIMT bf16 GEMM for small M, dynamic M, N 4096 K 7168: default tactics for M 8; M 1",
+        "holdout8_workers:fi_dense_bf16_gemm_direct",
+    ),
+    "fi_fused_kda_decode_sm100a": (
+        "sm_100a",
+        "flashinfer fused KDA decode hd 128, symbolic rows/heads/slots: f32 state softplus; bf16 packed T=1 DS conv",
+        "holdout8_workers:fi_fused_kda_decode",
+    ),
+    "quack_hadamard_sm90a": (
+        "sm_90a",
+        "quack fast Hadamard transform bf16, symbolic batch: N 3072 (padded, tail stores); N 32768 persistent",
+        "holdout8_workers:quack_hadamard",
+    ),
+    "fi_gvr_topk_sm100a": (
+        "sm_100a",
+        "flashinfer GVR top-2048 decode, f32, symbolic requests and row width: plain; LB prepare + clustered LB",
+        "holdout8_workers:fi_gvr_topk",
+    ),
+    "fi_mnnvl_allgather_norm_sm100a": (
+        "sm_100a",
+        "flashinfer MNNVL LL column all-gather, H 8192 TP 4, 2048 rows: publisher; RMSNorm + NVFP4; dual norm",
+        "holdout8_workers:fi_mnnvl_allgather_norm",
+    ),
+    "fi_sage_prepare_sm100a": (
+        "sm_100a",
+        "flashinfer prims_ts Sage scale prepare, context plan 32/8 heads hd 128, 8192 tokens: Q1/K16; Q64/K64 + V mean",
+        "holdout8_workers:fi_sage_prepare",
+    ),
+    "fi_gdn_prefix_materialize_sm100a": (
+        "sm_100a",
+        "flashinfer GDN prefix-state materialise, bf16 state pool (16, 32, 128, 128), 32-deep MTP rings, 8 requests",
+        "holdout8_workers:fi_gdn_prefix_materialize",
+    ),
 }
 
 
