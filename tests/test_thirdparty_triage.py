@@ -52,6 +52,7 @@ HOLDOUTS = {
         ("holdout-3", "holdout3_workers.py"),
         ("holdout-4", "holdout4_workers.py"),
         ("holdout-5", "holdout5_workers.py"),
+        ("holdout-6", "holdout6_workers.py"),
     )
 }
 
