@@ -53,6 +53,7 @@ HOLDOUTS = {
         ("holdout-4", "holdout4_workers.py"),
         ("holdout-5", "holdout5_workers.py"),
         ("holdout-6", "holdout6_workers.py"),
+        ("holdout-7", "holdout7_workers.py"),
     )
 }
 
