@@ -54,6 +54,7 @@ HOLDOUTS = {
         ("holdout-5", "holdout5_workers.py"),
         ("holdout-6", "holdout6_workers.py"),
         ("holdout-7", "holdout7_workers.py"),
+        ("holdout-8", "holdout8_workers.py"),
     )
 }
 
