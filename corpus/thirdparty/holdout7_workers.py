@@ -194,7 +194,7 @@ def cudnn_dsa_indexer_bwd(arch: str) -> Callable[[], None]:
 
     tc = importlib.import_module("cudnn.deepseek_sparse_attention.utils.tensor_conversion")
     api = importlib.import_module("cudnn.deepseek_sparse_attention.indexer_backward.api")
-    kb = importlib.import_module("cudnn.deepseek_sparse_attention.indexer_backward.indexer_backward_sm90")
+    kb: Any = importlib.import_module("cudnn.deepseek_sparse_attention.indexer_backward.indexer_backward_sm90")
     h4._on_cuda(tc)
     h4._no_launch(kb)
     kb.memset_zero_async = lambda *a, **kw: None
