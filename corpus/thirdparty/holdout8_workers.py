@@ -58,7 +58,7 @@ def fi_dense_bf16_gemm_direct(arch: str) -> Callable[[], None]:
     fw.pretend_gpu(arch)
     import torch
 
-    d = importlib.import_module("flashinfer.gemm.kernels.dense_bf16_gemm_direct")
+    d: Any = importlib.import_module("flashinfer.gemm.kernels.dense_bf16_gemm_direct")
     from cutlass.cute.runtime import from_dlpack
 
     def as_cute(t: Any, *, dynamic_m: bool = False) -> Any:
@@ -224,10 +224,7 @@ def fi_gdn_prefix_materialize(arch: str) -> Callable[[], None]:
     fw._patch_gdn(gp)
     fw._patch_compile_only(gp)  # the launch (min_blocks_per_mp 8) asks the driver for smem per SM
 
-    class _OnDevice(torch.Tensor):
-        @property
-        def is_cuda(self) -> bool:  # type: ignore[override]
-            return True
+    on_device = type("_OnDevice", (torch.Tensor,), {"is_cuda": property(lambda self: True)})
 
     bf, f32, i32 = gp.state_ty_torch(), torch.float32, torch.int32
 
@@ -240,7 +237,7 @@ def fi_gdn_prefix_materialize(arch: str) -> Callable[[], None]:
         g = torch.zeros(pool, hv, ring, dtype=f32)
         slots = torch.arange(b, dtype=i32)
         active = torch.arange(b, dtype=i32)
-        num = torch.tensor([b], dtype=i32).as_subclass(_OnDevice)
+        num = torch.tensor([b], dtype=i32).as_subclass(on_device)
         args = (state, slots, slots + b, k, u, g, torch.zeros(b, dtype=i32), torch.full((b,), 4, dtype=i32))
         _launch_fails(lambda: bool(gp._CACHE), lambda: gp.gdn_prefix_materialize(*args, active, num))
 
