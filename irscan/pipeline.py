@@ -121,7 +121,7 @@ def scan_module(module: Module, meta: dict[str, Any] | None = None) -> ScanResul
         opaque_atoms = sorted({a.name for a in rg.atoms.values() if a.opaque})
         res.kernels.append(
             {"kernel": fn.name, "ir": module.ir, "file": module.path, "ops": sum(len(b.ops) for b in fn.blocks),
-             "findings": len(found), "opaque_inputs": opaque_atoms[:20]}
+             "findings": len(found), "opaque_inputs": opaque_atoms[:20], "meta_unaligned": rg.meta_unaligned}
         )  # fmt: skip
     for name, count in module.opaque.items():
         res.unseen[f"{module.ir}:{name}"] = res.unseen.get(f"{module.ir}:{name}", 0) + count

@@ -76,6 +76,7 @@ class Inputs:
     _fields: dict[int, list[Field]]
     atoms: dict[Any, Atom]
     divisors: dict[Any, int]
+    meta_unaligned: bool = False  # meta.json's entries did not line up with the parameters
 
     if TYPE_CHECKING:  # provided by the host class (irscan.analysis.ranges.Ranges)
 
@@ -84,10 +85,14 @@ class Inputs:
 
     def aligned_meta(self, meta_args: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """meta.json's argument entries by parameter index (irscan/analysis/params.py:align_meta):
-        its list also holds the compile-time arguments, which have no parameter.  None at all when the
-        two do not line up: by position they would hand one tensor's layout to another parameter."""
+        its list also holds the compile-time arguments, which have no parameter.  When the two do not
+        line up, by position only if there is one entry per parameter (else positions would hand one
+        tensor's layout to another parameter), and none otherwise."""
         al = align_meta(self.gr.fn.params, meta_args, self.gr.module.ir == "ptx")
-        return [] if al is None else [meta_args[i] for i in al]
+        self.meta_unaligned = al is None and bool(meta_args)  # said in the report (pipeline.py)
+        if al is None:
+            return meta_args if len(meta_args) == len(self.gr.fn.params) else []
+        return [meta_args[i] for i in al]
 
     def _sreg(self, n: int, op: Op) -> Affine:
         sreg = str(op.attrs.get("sreg", op.name))
