@@ -946,7 +946,8 @@ def _compress(folder: Path, drop_cubin: bool) -> dict[str, Any]:
         if key == "ptx":
             info["ptx_entries"] = _entries(data.decode())
     meta["compression"] = "xz"
-    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+    # one line: the argument records (sym_peers, views) of a hundred captures are a megabyte indented
+    meta_path.write_text(json.dumps(meta, separators=(",", ":")) + "\n")
     return info
 
 
