@@ -260,6 +260,29 @@ def test_twins_are_paired_by_the_access_when_line_info_moved_the_shared_multiply
     assert "NVVM may have narrowed" in note and "(a division, a remainder)" in note  # either, not a verdict
 
 
+@pytest.mark.parametrize(
+    ("mlir_held", "ptx_check", "held"),
+    [("(a) it never wraps: value <= 8,191 (guard: count <= 4096 dominates)", "narrow-widened-late", True),
+     ("(c) at the wrap arg0 needs 550 GB: more than 309.2 GB", "narrow-widened-late", False),
+     ("(a) it never wraps: value <= 8,191", "trunc-then-extend", False),
+     (None, "narrow-widened-late", False)],
+)  # fmt: skip
+def test_a_ptx_twin_is_held_back_by_its_mlir_twins_proof(mlir_held: str | None, ptx_check: str, held: bool) -> None:
+    """The MLIR proves the access's index in range (rule (a)): its PTX twin, which lost the proof (a
+    guard moved to a rotated loop's latch), is held back with it.  Memory (c), a narrowing NVVM made
+    (another check) or a reported MLIR twin do not carry over."""
+    m = _finding(id="m", access=_sink(31), rule_suppressed=mlir_held)
+    p = _finding(id="p", ir="ptx", ir_file="cap/module.ptx", access=_sink(31), check=ptx_check)
+    pair_twins([m, p], {("mlir", m.kernel), ("ptx", m.kernel)})
+    assert p.twin == "m"
+    assert bool(p.rule_suppressed) == held
+    if held:
+        assert (
+            p.rule_suppressed
+            == "(a) as its MLIR twin (the same access): it never wraps: value <= 8,191 (guard: count <= 4096 dominates)"
+        )
+
+
 def test_a_ptx_finding_shared_by_two_statements_is_named_by_both_mlir_findings() -> None:
     """NVVM computed one row offset for two statements' accesses: the second MLIR finding is told which
     PTX finding that is, not that the binary does not wrap."""

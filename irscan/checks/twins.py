@@ -81,6 +81,7 @@ def pair_twins(findings: list[Finding], scanned: set[tuple[str, str]]) -> None:
             continue
         taken.add(id(p))
         m.twin, p.twin = p.id, m.id
+        _held_as_twin(m, p)
         mlir_side = "nsw overflow, undefined behaviour from 2^31" if m.undefined_behaviour else "wraps"
         text = f"MLIR: {mlir_side}{_thr(m)}; PTX: {_fate(p)}{_thr(p)}"
         m.notes.append(text)
@@ -95,3 +96,17 @@ def pair_twins(findings: list[Finding], scanned: set[tuple[str, str]]) -> None:
                 "access's address; NVVM may have narrowed the arithmetic, or the MLIR reaches the address "
                 "through ops the scan does not follow (a division, a remainder)"
             )
+
+
+def _held_as_twin(m: Finding, p: Finding) -> None:
+    """A PTX finding whose MLIR twin of the same check rule (a) proves in range is held back with it.
+
+    The PTX computes the same access's index from the same inputs; where the MLIR value provably stays
+    below the limit, so does the PTX one (NVVM may reassociate, but a wrap of an intermediate is undone
+    modulo 2^32 when the final value fits).  What PTX loses on the way is the proof: a guard moved to
+    a rotated loop's latch, a shuffled copy of a scheduler's tile, a bound spread over two registers.
+    A narrowing of NVVM's own is another check (trunc-then-extend), never held back this way."""
+    why = m.rule_suppressed or ""
+    if m.check == p.check and why.startswith("(a)") and not p.rule_suppressed:
+        p.rule_suppressed = f"(a) as its MLIR twin (the same access): {why.removeprefix('(a) ')}"
+
