@@ -52,6 +52,19 @@ def test_a_static_layout_bounds_an_access_in_bounds_by_its_cosize() -> None:
     assert held == [f]  # shown by --all with its reason
 
 
+@pytest.mark.parametrize("extent", [2**31 - 1, 2**32])
+def test_a_placeholder_extent_over_a_raw_pointer_bounds_nothing(extent: int) -> None:
+    """cudnn's CSA compressor wraps raw pointers as ``make_layout((1 << 31) - 1)`` ("int32 offsets, no
+    bounds checks"): in bounds of that layout proves nothing about the buffer behind the pointer, so
+    neither the static-layout rule nor the static-extent coordinate bound holds the wrap back."""
+    gr, rg = _row_kernel(row_stride=1)
+    rg.meta_args[0] = _static((extent,), (1,))
+    f = _run(gr, rg)
+    assert f.rule_suppressed is None
+    assert memory.static_cosize(rg.meta_args[0]) is None
+    assert memory.static_cosize(_static((2**31 - 2,), (1,))) == 2**31 - 2  # a real (if large) extent
+
+
 def test_a_static_layout_that_holds_the_wrap_is_still_weighed() -> None:
     gr, rg = _row_kernel(row_stride=1)
     rg.meta_args[0] = _static((2**20, 4096), (4096, 1))  # 2^32 bf16 elements: the wrap is inside it

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from irscan.analysis.bounds import I32_MAX, Bound
 from irscan.analysis.intervals import Affine
-from irscan.analysis.params import field_at
+from irscan.analysis.params import PLACEHOLDER_EXTENT, field_at
 from irscan.ir import Kind, ParamField
 
 if TYPE_CHECKING:
@@ -260,7 +260,7 @@ class Coordinates:
                 return None
             if st == 0:
                 continue
-            if shape.get("kind") == "static" and isinstance(ext, int) and ext >= 1:
+            if shape.get("kind") == "static" and isinstance(ext, int) and 1 <= ext < PLACEHOLDER_EXTENT:
                 const += (ext - 1) * st * r
             elif shape.get("kind") == "dynamic" and shape.get("width") == 32:
                 terms.append((f"arg{k}.shape[{m}]", st * r))

@@ -106,6 +106,11 @@ def divisor(meta_arg: dict[str, Any] | None, f: Field) -> int:
     return max(int(m.group(1)), 1) if m else 1
 
 
+#: a static extent this large is a placeholder, not a size: kernels wrap a raw pointer as
+#: ``make_tensor(ptr, make_layout((1 << 31) - 1))`` ("int32 offsets, no bounds checks"), and an access in
+#: bounds of it proves nothing about the buffer behind the pointer
+PLACEHOLDER_EXTENT = (1 << 31) - 1
+
 #: DSL argument types that are compile-time only: the kernel has no parameter for them
 _STATIC_TYPES = ("!cute.layout<", "!cute.composed_layout<", "!cute.tiled_copy<", "!cute.swizzle<", "!cute.shape<",
                  "!cute.stride<", "!cute.tile<", "!cute.int_tuple<")  # fmt: skip

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from irscan.analysis.dataflow import Graph
+from irscan.analysis.params import PLACEHOLDER_EXTENT
 from irscan.analysis.ranges import Ranges
 from irscan.ir import Kind
 
@@ -226,8 +227,8 @@ def static_cosize(meta_arg: dict[str, Any] | None) -> int | None:
         ext, step = shape.get("value"), stride.get("value")
         if shape.get("kind") != "static" or stride.get("kind") != "static":
             return None
-        if not isinstance(ext, int) or not isinstance(step, int) or ext < 1:
-            return None
+        if not isinstance(ext, int) or not isinstance(step, int) or not 1 <= ext < PLACEHOLDER_EXTENT:
+            return None  # (a placeholder extent over a raw pointer bounds nothing)
         top += (ext - 1) * max(step, 0)  # a negative stride reaches below the pointer, not past it
     return top + 1
 
