@@ -536,6 +536,42 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "flashinfer GDN prefix-state materialise, bf16 state pool (16, 32, 128, 128), 32-deep MTP rings, 8 requests",
         "holdout8_workers:fi_gdn_prefix_materialize",
     ),
+    # a ninth holdout set, triaged before any tuning (corpus/thirdparty/holdout9_workers.py)
+    "quack_layernorm_sm90a": (
+        "sm_90a",
+        "quack LayerNorm fwd bf16 N 4096, bf16 residual in / f32 out, f32 weight+bias, rstd+mean; per-head RMSNorm N 128",
+        "holdout9_workers:quack_layernorm",
+    ),
+    "quack_gemm_symmetric_sm90a": (
+        "sm_90a",
+        "quack symmetric GEMM A A^T sm90, bf16, tile 128x128, persistent, C (beta) and transposed PostAct",
+        "holdout9_workers:quack_gemm_symmetric",
+    ),
+    "fi_kda_chunked_prefill_sm100a": (
+        "sm_100a",
+        "flashinfer Blackwell KDA chunked prefill (BT 16), bf16 qkv + gate, f32 state in/out, engine + decomp routes",
+        "holdout9_workers:fi_kda_chunked_prefill",
+    ),
+    "fi_dense_blockscaled_gemm_sm100a": (
+        "sm_100a",
+        "flashinfer dense NVFP4 block-scaled GEMM, bf16 out, sym M/N/K: 128x128 scalar alpha; 256x128 2-CTA per-token alpha",
+        "holdout9_workers:fi_dense_blockscaled_gemm",
+    ),
+    "fi_filtered_topk_sm100a": (
+        "sm_100a",
+        "flashinfer filtered-radix decode top-2048, f32, sym rows/cols: 4 x 131,072 clustered one-pass; 1024 x 32,768 one CTA per row",
+        "holdout9_workers:fi_filtered_topk",
+    ),
+    "fi_grouped_gemm_masked_sm100a": (
+        "sm_100a",
+        "flashinfer masked batched NVFP4 GEMM, bf16 out, f32 alpha, 8 experts x 1024 x 4096 x 7168: plain; swap-AB",
+        "holdout9_workers:fi_grouped_gemm_masked",
+    ),
+    "fi_prefill_variants_sm100a": (
+        "sm_100a",
+        "flashinfer Blackwell FMHA prefill bf16, 32/8 heads, hd 128: sliding window + soft-cap, paged (64); ALiBi, ragged, persistent, LSE",
+        "holdout9_workers:fi_prefill_variants",
+    ),
 }
 
 
