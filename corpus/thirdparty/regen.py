@@ -536,6 +536,42 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "flashinfer GDN prefix-state materialise, bf16 state pool (16, 32, 128, 128), 32-deep MTP rings, 8 requests",
         "holdout8_workers:fi_gdn_prefix_materialize",
     ),
+    # a tenth holdout set, triaged before any tuning (corpus/thirdparty/holdout10_workers.py)
+    "fa4_fwd_local_gqa_sm100a": (
+        "sm_100a",
+        "FA4 forward sm100, causal + sliding window 256, hd 64, GQA 16/4 packed, bf16, 2 x 2048 tokens",
+        "holdout10_workers:fa4_fwd_local_gqa",
+    ),
+    "fa4_fwd_softcap_sm90a": (
+        "sm_90a",
+        "FA4 forward sm90, tanh softcap 30, hd 256, 8 heads, bf16, 2 x 1024 tokens",
+        "holdout10_workers:fa4_fwd_softcap",
+    ),
+    "fa4_fwd_paged_sm100a": (
+        "sm_100a",
+        "FA4 forward sm100, paged KV (page 128), causal, hd 128, GQA 32/8, bf16, 4 x 512 queries on 4096 keys",
+        "holdout10_workers:fa4_fwd_paged",
+    ),
+    "cudnn_grouped_gemm_discrete_sm100a": (
+        "sm_100a",
+        "cudnn unfused MoE grouped GEMM bf16, discrete expert B pointers (8), K 2048 N 1024, symbolic rows, tile 128x128",
+        "holdout10_workers:cudnn_grouped_gemm_discrete",
+    ),
+    "cudnn_sdpa_fwd_sm100a": (
+        "sm_100a",
+        "cudnn FROST SDPA forward (prefill d128 template), bf16 BHSD 2 x 16 heads x 1024 tokens, hd 128, causal, LSE",
+        "holdout10_workers:cudnn_sdpa_fwd",
+    ),
+    "cudnn_sdpa_bwd_sm100a": (
+        "sm_100a",
+        "cudnn FROST SDPA backward hd 128 (sm100 d128 plan), bf16 BSHD 2 x 16 heads x 1024 tokens, causal, f32 stats",
+        "holdout10_workers:cudnn_sdpa_bwd",
+    ),
+    "cudnn_tail_rope_sm100a": (
+        "sm_100a",
+        "cudnn FROST tail RoPE forward, bf16 [T, H, D] flat views, sym tokens, f32 [T, 32] tables: 64 x 512; 8 x 128",
+        "holdout10_workers:cudnn_tail_rope",
+    ),
     # a ninth holdout set, triaged before any tuning (corpus/thirdparty/holdout9_workers.py)
     "quack_layernorm_sm90a": (
         "sm_90a",
