@@ -103,7 +103,7 @@ def _device_facts(arch: str) -> None:
     from cudnn import _device
 
     sm = int(arch.removeprefix("sm_").rstrip("af"))
-    facts = {
+    facts: dict[str, object] = {
         "compute_capability": (sm // 10, sm % 10),
         "sm_count": 148 if sm >= 100 else 132,
         "shared_memory_per_block_optin": 232448,
@@ -111,8 +111,12 @@ def _device_facts(arch: str) -> None:
         "l2_cache_bytes": 50 * 1024 * 1024,
         "device_name": "NVIDIA B200" if sm >= 100 else "NVIDIA H100 80GB HBM3",
     }
+
+    def fact(value: object) -> property:
+        return property(lambda self: value)
+
     for name, value in facts.items():
-        setattr(_device.DeviceInfo, name, property(lambda self, v=value: v))
+        setattr(_device.DeviceInfo, name, fact(value))
 
 
 def cudnn_grouped_gemm_discrete(arch: str) -> Callable[[], None]:
