@@ -209,3 +209,36 @@ def cudnn_tail_rope(arch: str) -> Callable[[], None]:
             h4._plan(api.TailRoPEForward(x, tab, tab, h4._desc(bf, (t, h, d))))
 
     return run
+
+
+def cudnn_sdpa_fwd_d512(arch: str) -> Callable[[], None]:
+    """cudnn's Hopper SDPA forward, hd 512 (sdpa/fwd/api_dsl.py ``SdpaFwdDslSm90``, the FROST template
+    sm90/prefill_d512_f16.py), the plan's ``check_support`` + ``compile`` on metadata-only descriptors
+    (``frost.buffers.current_sm`` / ``current_device_id`` answer 90 / 0; DeviceInfo as an H100 SXM):
+    bf16 BHSD, batch 1, 8 heads, 1024 tokens, causal, LSE. ``compile`` makes its one ``cute.compile``
+    (``template.compile``) and then binds a launch spec to the artifact's positional TVM-FFI entry, which
+    an artifact built with no GPU lacks: that NotImplementedError, after the kernel compiled, is let
+    through."""
+    h4._gpu(arch)
+    h4._hardware()
+    _device_facts(arch)
+    import torch
+
+    buffers = importlib.import_module("cudnn.frost.buffers")
+    setattr(buffers, "current_sm", lambda: 90)
+    setattr(buffers, "current_device_id", lambda: 0)
+    api = importlib.import_module("cudnn.sdpa.fwd.api_dsl")
+    bf = torch.bfloat16
+
+    def run() -> None:
+        b, h, s, d = 1, 8, 1024, 512
+        q, o = h4._desc(bf, (b, h, s, d)), h4._desc(bf, (b, h, s, d))
+        plan = api.SdpaFwdDslSm90(q, q, q, o, h4._desc(torch.float32, (b, h, s, 1)), is_causal=True)
+        plan.check_support()
+        try:
+            plan.compile()
+        except NotImplementedError as exc:  # the launch-spec binder, after the kernel's compile
+            if "positional tvm-ffi entry" not in str(exc) or plan._compiled_kernel is None:
+                raise
+
+    return run

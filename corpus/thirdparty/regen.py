@@ -572,6 +572,11 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "cudnn FROST tail RoPE forward, bf16 [T, H, D] flat views, sym tokens, f32 [T, 32] tables: 64 x 512; 8 x 128",
         "holdout10_workers:cudnn_tail_rope",
     ),
+    "cudnn_sdpa_fwd_d512_sm90a": (
+        "sm_90a",
+        "cudnn FROST SDPA forward sm90 (prefill d512 template), bf16 BHSD 1 x 8 heads x 1024 tokens, hd 512, causal, LSE",
+        "holdout10_workers:cudnn_sdpa_fwd_d512",
+    ),
     # a ninth holdout set, triaged before any tuning (corpus/thirdparty/holdout9_workers.py)
     "quack_layernorm_sm90a": (
         "sm_90a",
