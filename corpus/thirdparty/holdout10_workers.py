@@ -224,9 +224,9 @@ def cudnn_sdpa_fwd_d512(arch: str) -> Callable[[], None]:
     _device_facts(arch)
     import torch
 
-    buffers = importlib.import_module("cudnn.frost.buffers")
-    setattr(buffers, "current_sm", lambda: 90)
-    setattr(buffers, "current_device_id", lambda: 0)
+    buffers: Any = importlib.import_module("cudnn.frost.buffers")
+    buffers.current_sm = lambda: 90
+    buffers.current_device_id = lambda: 0
     api = importlib.import_module("cudnn.sdpa.fwd.api_dsl")
     bf = torch.bfloat16
 
