@@ -55,6 +55,7 @@ HOLDOUTS = {
         ("holdout-6", "holdout6_workers.py"),
         ("holdout-7", "holdout7_workers.py"),
         ("holdout-8", "holdout8_workers.py"),
+        ("holdout-9", "holdout9_workers.py"),
         ("holdout-10", "holdout10_workers.py"),
     )
 }
