@@ -78,6 +78,22 @@ def test_floor_multiples_stay_below_what_they_round() -> None:
     assert _terms(rg.bounds(_val(rg, sh)))[0] == (((M, 1),), 0)
 
 
+def test_a_scaled_floor_quotient_keeps_its_divisor() -> None:
+    """``16*(k >> 8)`` is at most k/16, not k (quantised GEMMs' scale-factor K tile: 16*count with
+    count < k >> 8 wraps only from k = 2^35, past every i32 extent)."""
+    from fractions import Fraction
+
+    from irscan.checks.reporting import bound_text, rule_a
+
+    b, k = _kernel()
+    sixteen_q = b.op(Kind.MUL, b.op(Kind.LSHR, k, b.const(8)), b.const(16))
+    rg = _ranges(b)
+    best = rg.bounds(_val(rg, sixteen_q))[0]
+    assert (best.terms, best.const) == (((M, Fraction(1, 16)),), 0)
+    assert bound_text(best).startswith(f"value <= {M}/16 (")
+    assert str(rule_a(best, 2**31 - 1)).startswith("(a) it never wraps: ")  # at most 134,217,727
+
+
 def test_the_ptx_remainder_idiom_is_below_the_divisor() -> None:
     # x - (x / d) * d, as NVVM writes a remainder: at most d - 1
     b, d = _kernel()

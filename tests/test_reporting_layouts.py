@@ -65,6 +65,14 @@ def test_a_placeholder_extent_over_a_raw_pointer_bounds_nothing(extent: int) -> 
     assert memory.static_cosize(_static((2**31 - 2,), (1,))) == 2**31 - 2  # a real (if large) extent
 
 
+def test_a_dynamic_extent_counts_at_its_layout_divisibility() -> None:
+    """Sizing a tensor at a threshold: its other dynamic modes hold at least what ``div=`` says (a
+    multiple of 128 that is not 0, or the tensor were empty), not 1."""
+    assert memory.least_extent({"kind": "dynamic", "width": 32, "text": "?{div=128}"}) == 128
+    assert memory.least_extent({"kind": "dynamic", "width": 64, "text": "?{i64}"}) == 1
+    assert memory.least_extent({"kind": "static", "value": 7, "text": "7"}) == 7
+
+
 def test_a_static_layout_that_holds_the_wrap_is_still_weighed() -> None:
     gr, rg = _row_kernel(row_stride=1)
     rg.meta_args[0] = _static((2**20, 4096), (4096, 1))  # 2^32 bf16 elements: the wrap is inside it

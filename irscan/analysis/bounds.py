@@ -82,7 +82,7 @@ class Bound:
     tensor ``argK`` along these modes (rule (b)), else None/().
     """
 
-    terms: tuple[tuple[str, int], ...]
+    terms: tuple[tuple[str, int | Fraction], ...]  # a Fraction where the bound divides (k/16)
     const: int
     i32: bool
     fact: str
@@ -318,7 +318,7 @@ class Relations:
         guards = self.guards_at(at) if at is not None else []
         start: _State = ({k: Fraction(c) for k, c in value.terms}, Fraction(value.const), (), frozenset())
         todo: list[tuple[_State, int]] = [(start, 0)]
-        found: dict[tuple[tuple[tuple[str, int], ...], int], Bound] = {}
+        found: dict[tuple[tuple[tuple[str, int | Fraction], ...], int], Bound] = {}
         steps = 0
         while todo and steps < BUDGET:
             steps += 1
@@ -335,7 +335,8 @@ class Relations:
             found[(coord.terms, coord.const)] = coord
         hi = self.interval(value).hi
         useful = [b for b in found.values() if b.terms or b.const < hi]
-        return sorted(useful, key=lambda b: (sum(c for _, c in b.terms), b.const))[:KEEP]
+        # tightest first: what each allows with every extent at the i32 limit (then fewer extents)
+        return sorted(useful, key=lambda b: (sum(c for _, c in b.terms) * I32_MAX + b.const, len(b.terms)))[:KEEP]
 
     def _step(self, state: _State, guards: list[tuple[Affine, Affine, str]]) -> list[_State] | None:
         """The states one substitution leads to; None when only extents remain."""
@@ -380,8 +381,13 @@ class Relations:
             at = self.atoms[k]
             by_name[at.name] = by_name.get(at.name, Fraction(0)) + c
             i32 = i32 and at.iv.hi <= I32_MAX
-        terms = tuple(sorted((n, ceil(c)) for n, c in by_name.items() if ceil(c)))
+        # a coefficient stays exact (16*(k >> 8) is at most k/16, not k): an int where it is one
+        terms = tuple(sorted((n, _exact(c)) for n, c in by_name.items() if c))
         return Bound(terms, ceil(const), i32, "; ".join(dict.fromkeys(facts)))
+
+
+def _exact(c: Fraction) -> int | Fraction:
+    return int(c) if c.denominator == 1 else c
 
 
 def _cancels(x: Affine, y: Affine) -> bool:

@@ -27,6 +27,7 @@ quotient, say).
 from __future__ import annotations
 
 import re
+from math import floor
 from typing import TYPE_CHECKING, Any
 
 from irscan.analysis.bounds import I32_MAX, Bound
@@ -304,7 +305,7 @@ def _either(found: list[Bound]) -> Bound | None:
         return found[0]
     if not all(b.i32 and all(c > 0 for _, c in b.terms) for b in found):
         return None
-    top = max(sum(c for _, c in b.terms) * I32_MAX + b.const for b in found)
+    top = max(floor(sum(c for _, c in b.terms) * I32_MAX + b.const) for b in found)
     facts = "; ".join(dict.fromkeys(b.fact for b in found))
     return Bound((), top, True, f"in bounds of every access it addresses (each an i32 extent): {facts}")
 

@@ -102,7 +102,12 @@ def divisor(meta_arg: dict[str, Any] | None, f: Field) -> int:
     modes = meta_arg.get("modes") if isinstance(meta_arg, dict) else None
     if not f.part or not isinstance(modes, list) or not 0 <= f.mode < len(modes):
         return 1
-    m = _DIV.search(str(_mode_part(modes[f.mode], f.part).get("text", "")))
+    return layout_divisor(str(_mode_part(modes[f.mode], f.part).get("text", "")))
+
+
+def layout_divisor(text: str) -> int:
+    """What a layout leaf's text says it is a multiple of: ``?{i64 div=4}`` -> 4, else 1."""
+    m = _DIV.search(text)
     return max(int(m.group(1)), 1) if m else 1
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from irscan.analysis.dataflow import Graph
-from irscan.analysis.params import PLACEHOLDER_EXTENT
+from irscan.analysis.params import PLACEHOLDER_EXTENT, layout_divisor
 from irscan.analysis.ranges import Ranges
 from irscan.ir import Kind
 
@@ -84,6 +84,15 @@ def element_bits(meta_arg: dict[str, Any] | None) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def least_extent(shape: dict[str, Any]) -> int:
+    """The fewest elements a mode of a tensor the kernel addresses holds: a static extent as it is; a
+    dynamic one at its layout divisibility (``?{div=128}``: a multiple of 128 that is not 0, or the
+    tensor were empty), else 1."""
+    if shape.get("kind") == "static" and isinstance(shape.get("value"), int):
+        return max(int(shape["value"]), 1)
+    return layout_divisor(str(shape.get("text", "")))
+
+
 def extent_need(rg: Ranges, input_name: str, at: int) -> Need | None:
     """The input is tensor K's extent of mode m: K's size with that extent at ``at``."""
     m = _SHAPE.match(input_name)
@@ -102,8 +111,8 @@ def extent_need(rg: Ranges, input_name: str, at: int) -> Need | None:
             continue  # a broadcast mode holds no memory
         if i == mode:
             elements *= at
-        elif shape.get("kind") == "static" and isinstance(shape.get("value"), int):
-            elements *= max(int(shape["value"]), 1)
+        else:
+            elements *= least_extent(shape)
     return Need(f"arg{k}", elements * bits // 8, f"{input_name} is an extent of arg{k} ({meta.get('layout', '?')})")  # type: ignore[union-attr]
 
 

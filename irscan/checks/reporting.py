@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from fractions import Fraction
+from math import ceil, floor
 from typing import Any, Protocol
 
 from irscan.analysis.dataflow import Graph
@@ -46,7 +48,7 @@ class Bound(Protocol):
     arg5 dominates``); ``tensor``/``modes``: rule (b), the value is a coordinate of tensor ``argK``
     along these modes (so below the product of their extents), None/() otherwise."""
 
-    terms: Sequence[tuple[str, int]]
+    terms: Sequence[tuple[str, int | Fraction]]
     const: int
     i32: bool
     fact: str
@@ -66,9 +68,16 @@ def bounds_of(rg: Ranges, value: Affine, at: int | None = None) -> list[Any] | N
         return []
 
 
+def _term_text(name: str, c: Any) -> str:
+    """``arg0``, ``128*arg0``, ``arg0/16``, ``3*arg0/16``."""
+    c = Fraction(c)
+    top = "" if c.numerator == 1 else f"{c.numerator}*"
+    return f"{top}{name}" + ("" if c.denominator == 1 else f"/{c.denominator}")
+
+
 def bound_text(b: Any) -> str:
     """``value <= 128*arg0.shape[0] + 16383 (grid from host: ...)``."""
-    parts = [n if c == 1 else f"{c}*{n}" for n, c in getattr(b, "terms", ())]
+    parts = [_term_text(n, c) for n, c in getattr(b, "terms", ())]
     const = int(getattr(b, "const", 0))
     rhs = " + ".join([*parts, *([f"{const:,}"] if const or not parts else [])]).replace("+ -", "- ")
     return f"value <= {rhs} ({getattr(b, 'fact', '')})"
@@ -76,18 +85,18 @@ def bound_text(b: Any) -> str:
 
 def extent_threshold(b: Any, limit_hi: int) -> tuple[str, int] | None:
     """For a bound on one extent (``c*E + k``): the smallest E at which the bound reaches the wrap."""
-    terms = [(str(n), int(c)) for n, c in getattr(b, "terms", ()) if int(c) > 0]
+    terms = [(str(n), Fraction(c)) for n, c in getattr(b, "terms", ()) if c > 0]
     if len(terms) != 1:
         return None
     name, c = terms[0]
-    at = -(-(limit_hi + 1 - int(getattr(b, "const", 0))) // c)
+    at = ceil((limit_hi + 1 - int(getattr(b, "const", 0))) / c)
     # a bound whose constant alone passes the limit keeps nothing below it: no extent threshold
     return (name, at) if at >= 1 else None
 
 
 def rule_a(b: Any, limit_hi: int) -> str | None:
     """The reason rule (a) suppresses under bound ``b``, or None when ``b`` leaves the wrap open."""
-    terms = [(str(n), int(c)) for n, c in getattr(b, "terms", ()) if int(c) > 0]
+    terms = [(str(n), Fraction(c)) for n, c in getattr(b, "terms", ()) if c > 0]
     const = int(getattr(b, "const", 0))
     if not getattr(b, "i32", False):
         return None
@@ -95,7 +104,7 @@ def rule_a(b: Any, limit_hi: int) -> str | None:
         return f"(a) it never wraps: {bound_text(b)}" if const <= limit_hi else None
     if not terms:
         return None
-    top = sum(c * I32_EXTENT_MAX for _, c in terms) + const
+    top = floor(sum(c * I32_EXTENT_MAX for _, c in terms) + const)
     if top <= limit_hi:
         return f"(a) it never wraps: {bound_text(b)}, at most {top:,} with every i32 extent at 2^31 - 1"
     if len(terms) == 1 and terms[0][1] == 1 and 0 <= const < TILE:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from irscan.analysis.ranges import Ranges
-from irscan.checks.memory import _SHAPE, Need, element_bits
+from irscan.checks.memory import _SHAPE, Need, element_bits, least_extent
 
 
 def _sym_mode(tensor: dict[str, Any]) -> tuple[int, str] | None:
@@ -47,8 +47,8 @@ def _extent_for_offset(tensor: dict[str, Any], offset_bytes: int) -> tuple[str, 
 
 
 def _peer_bytes(peer: dict[str, Any], sym: str, count: int) -> int | None:
-    """Bytes a host tensor holds with every mode of ``sym`` at ``count`` (its static modes as they are,
-    other dynamic ones at 1, broadcast modes not counted)."""
+    """Bytes a host tensor holds with every mode of ``sym`` at ``count`` (its other modes at their least,
+    memory.least_extent; broadcast modes not counted)."""
     bits = element_bits(peer)
     if bits is None or not any(((md.get("shape") or {}).get("sym")) == sym for md in peer.get("modes") or []):
         return None  # it shares another of the argument's syms
@@ -57,10 +57,7 @@ def _peer_bytes(peer: dict[str, Any], sym: str, count: int) -> int | None:
         shape, stride = md.get("shape") or {}, md.get("stride") or {}
         if stride.get("kind") == "static" and stride.get("value") == 0:
             continue
-        if shape.get("sym") == sym:
-            elements *= count
-        elif shape.get("kind") == "static" and isinstance(shape.get("value"), int):
-            elements *= max(int(shape["value"]), 1)
+        elements *= count if shape.get("sym") == sym else least_extent(shape)
     return elements * bits // 8
 
 
