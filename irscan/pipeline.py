@@ -13,7 +13,7 @@ from typing import Any
 
 from irscan import checks
 from irscan.analysis import dataflow
-from irscan.analysis.hostfields import module_aliases
+from irscan.analysis.hostfields import module_aliases, module_constants
 from irscan.analysis.hostgrid import module_grids
 from irscan.analysis.ranges import Facts, Ranges
 from irscan.capturing.store import META_FILE, find_captures, load
@@ -99,6 +99,7 @@ def scan_module(module: Module, meta: dict[str, Any] | None = None) -> ScanResul
     kernels_meta = {k["name"]: k for k in (meta or {}).get("kernels", [])}
     grids = module_grids(module, meta)  # the launch grid as the host code computes it (MLIR; PTX via meta)
     aliases = module_aliases(module, meta)  # kernel fields the host sets from one value (likewise)
+    constants = module_constants(module, meta)  # kernel fields every launch sets to one constant
     reaching = None
     if module.ir == "ptx":
         from irscan.analysis.reaching import reaching_definitions
@@ -111,7 +112,9 @@ def scan_module(module: Module, meta: dict[str, Any] | None = None) -> ScanResul
             continue
         km = kernels_meta.get(fn.name, {})
         gr = dataflow.build(module, fn, reaching)
-        facts = Facts.of(fn.attrs, km.get("launch"), grids.get(fn.name, ()), aliases.get(fn.name))
+        facts = Facts.of(
+            fn.attrs, km.get("launch"), grids.get(fn.name, ()), aliases.get(fn.name), constants.get(fn.name)
+        )
         rg = Ranges(gr, facts, km.get("args", []))
         ctx = checks.Context(fn.name, module.path, km.get("file"), km.get("line"))
         pts = checks.points(gr)

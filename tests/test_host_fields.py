@@ -48,3 +48,32 @@ def test_a_scalar_the_host_passes_as_a_views_extent_reads_as_that_extent() -> No
 def test_two_tensors_sharing_an_extent_are_left_apart() -> None:
     b, _, _ = _module(second_tensor=True)
     assert module_aliases(b.module, None) == {}
+
+
+def _constant_launches(*values: int) -> tuple[FnBuilder, str]:
+    """A kernel ``16384*(head_base + ctaid.y)`` whose scalar ``head_base`` the host passes as a constant
+    at each of its launches (flashinfer's KDA prefill: ``Int32(0)``)."""
+    b = FnBuilder()
+    b.param("%arg0", "i32")
+    base = b.op(Kind.ARG, attrs={"param": 0})
+    head = b.op(Kind.ADD, base, b.op(Kind.SREG, attrs={"sreg": "ctaid.y"}))
+    off = b.op(Kind.MUL, head, b.const(16384))
+    b.function("host")
+    for v in values:
+        b.op(Kind.LAUNCH, b.const(0), b.const(v), width=0, name="cuda.launch_ex", attrs={"kernel": "@kernels::@k"})
+    return b, off
+
+
+def test_a_scalar_every_launch_passes_as_one_constant_is_that_constant() -> None:
+    from irscan.analysis.hostfields import module_constants
+
+    b, off = _constant_launches(0, 0)
+    meta: dict[str, object] = {}
+    consts = module_constants(b.module, meta)
+    assert consts == {"k": {(0, ()): 0}}
+    assert module_constants(FnBuilder(ir="ptx").module, meta) == consts  # the PTX scan gets them via meta
+    fn = b.module.functions[0]
+    rg = Ranges(dataflow.build(b.module, fn, reaching_definitions), Facts.of(fn.attrs, None, (), None, consts["k"]))
+    assert rg.name(_val(rg, off)) == "16384*ctaid.y"
+    b, _ = _constant_launches(0, 4)  # two launches, two values: nothing is known
+    assert module_constants(b.module, None) == {}

@@ -18,10 +18,12 @@ from typing import Any
 from irscan.analysis import dataflow
 from irscan.analysis.hostgrid import _launched, _resolve, launch_operands
 from irscan.analysis.params import tensor_fields
-from irscan.ir import Module
+from irscan.ir import Kind, Module
 
 #: where the MLIR scan leaves the aliases for the PTX scan of the same capture (in the meta dict)
 META_KEY = "_irscan_host_aliases"
+#: likewise for the fields every launch sets to one constant
+CONSTANTS_KEY = "_irscan_host_constants"
 FieldKey = tuple[int, tuple[int, ...]]  # (kernel parameter, struct path; () for a scalar)
 
 
@@ -54,6 +56,53 @@ def module_aliases(module: Module, meta: dict[str, Any] | None) -> dict[str, dic
     out = {k: v for k, v in seen.items() if v}
     if isinstance(meta, dict):
         meta[META_KEY] = {k: [[[a[0], list(a[1])], [b[0], list(b[1])]] for a, b in v.items()] for k, v in out.items()}
+    return out
+
+
+def module_constants(module: Module, meta: dict[str, Any] | None) -> dict[str, dict[FieldKey, int]]:
+    """Kernel name -> {field: value} for the parameter fields every launch of it in the module sets to
+    one integer constant (flashinfer's KDA prefill passes ``head_base = Int32(0)`` at its only launch:
+    in the kernel, ``16384*(head_base + ctaid.y / 2)`` is then ``16384*(ctaid.y / 2)``).  PTX: through
+    meta.json's dict, as the aliases."""
+    if module.ir != "mlir":
+        stored = meta.get(CONSTANTS_KEY) if isinstance(meta, dict) else None
+        try:  # written by the MLIR scan of this run
+            return {str(k): {_key(a): int(c) for a, c in v} for k, v in (stored or {}).items()}
+        except (TypeError, ValueError, IndexError, AttributeError):
+            return {}
+    kernels = module.kernels()
+    seen: dict[str, dict[FieldKey, int]] = {}
+    for fn in module.functions:
+        if fn.kernel or not fn.blocks or fn.attrs.get("gpu_module"):
+            continue
+        gr = dataflow.build(module, fn)
+        for op in fn.ops():
+            ker = _launched(op, kernels)
+            if ker is None:
+                continue
+            consts = _launch_constants(gr, ker.params, launch_operands(gr, op)[1:])
+            old = seen.get(ker.name)
+            seen[ker.name] = consts if old is None else {k: v for k, v in consts.items() if old.get(k) == v}
+    out = {k: v for k, v in seen.items() if v}
+    if isinstance(meta, dict):
+        meta[CONSTANTS_KEY] = {k: [[[a[0], list(a[1])], c] for a, c in v.items()] for k, v in out.items()}
+    return out
+
+
+def _launch_constants(gr: dataflow.Graph, params: list[Any], args: list[int | None]) -> dict[FieldKey, int]:
+    """The fields of one launch's arguments that the host sets to an integer constant."""
+    out: dict[FieldKey, int] = {}
+    for j, p in enumerate(params):
+        node = args[j] if j < len(args) else None
+        if node is None:
+            continue
+        scalar = isinstance(p.shape, int)
+        for path in [()] if scalar else [f.path for f in tensor_fields(j, p.shape) if f.part in ("shape", "stride")]:
+            leaf = _resolve(gr, node, path)
+            op = gr.op(leaf[0]) if leaf is not None and leaf[0] is not None else None
+            value = op.attrs.get("value") if op is not None and op.kind is Kind.CONST else None
+            if isinstance(value, int) and not isinstance(value, bool):
+                out[(j, path)] = value
     return out
 
 

@@ -40,6 +40,8 @@ class Facts:
     host_grid: tuple[GridDim, ...] = ()
     #: parameter fields the host sets from one value -> the one they read as (irscan/analysis/hostfields.py)
     aliases: dict[FieldKey, FieldKey] = field(default_factory=dict)
+    #: parameter fields every launch sets to one constant -> that constant (hostfields.module_constants)
+    constants: dict[FieldKey, int] = field(default_factory=dict)
 
     @staticmethod
     def of(
@@ -47,6 +49,7 @@ class Facts:
         meta_launch: dict[str, Any] | None = None,
         host_grid: tuple[GridDim, ...] = (),
         aliases: dict[FieldKey, FieldKey] | None = None,
+        constants: dict[FieldKey, int] | None = None,
     ) -> Facts:
         m = meta_launch or {}
 
@@ -64,6 +67,7 @@ class Facts:
             max_block=pick(fn_attrs.get("maxntid")),
             host_grid=host_grid,
             aliases=aliases or {},
+            constants=constants or {},
         )
 
 
@@ -138,6 +142,9 @@ class Inputs:
         return self._named_field(("field", param, path), named, named.width, param) if named else None
 
     def _named_field(self, key: Any, named: Field, w: int, param: int) -> Affine:
+        value = self.facts.constants.get((param, named.path))
+        if value is not None:  # every launch passes this constant (irscan/analysis/hostfields.py)
+            return Affine.of_const(value)
         rep = self.facts.aliases.get((param, named.path))
         if rep is not None and key != ("field", *rep):  # the host sets it from the value rep holds
             got = self._field_atom(*rep)
