@@ -109,4 +109,3 @@ def _held_as_twin(m: Finding, p: Finding) -> None:
     why = m.rule_suppressed or ""
     if m.check == p.check and why.startswith("(a)") and not p.rule_suppressed:
         p.rule_suppressed = f"(a) as its MLIR twin (the same access): {why.removeprefix('(a) ')}"
-
