@@ -613,6 +613,42 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "flashinfer Blackwell FMHA prefill bf16, 32/8 heads, hd 128: sliding window + soft-cap, paged (64); ALiBi, ragged, persistent, LSE",
         "holdout9_workers:fi_prefill_variants",
     ),
+    # a twelfth holdout set, triaged before any tuning (corpus/thirdparty/holdout12_workers.py)
+    "fa4_fwd_varlen_sm100a": (
+        "sm_100a",
+        "FA4 forward sm100, varlen (4 sequences, 4096 packed tokens), causal, hd 128, GQA 16/4, bf16, LSE",
+        "holdout12_workers:fa4_fwd_varlen",
+    ),
+    "fa4_bwd_gqa_sm100a": (
+        "sm_100a",
+        "FA4 backward sm100, GQA 32/8, non-causal, hd 128, bf16, 2 x 1024 tokens (preprocess, main, postprocess)",
+        "holdout12_workers:fa4_bwd_gqa",
+    ),
+    "fa4_bwd_gqa_causal_sm90a": (
+        "sm_90a",
+        "FA4 backward sm90, GQA 16/2, causal, hd 64, bf16, 2 x 1024 tokens (preprocess, main, postprocess)",
+        "holdout12_workers:fa4_bwd_gqa_causal",
+    ),
+    "cudnn_conv1d_update_sm100a": (
+        "sm_100a",
+        "cudnn causal conv1d decode update bf16 K 4, 256 rows x 4096 channels, state (512, 4096, 3), indices, bias, SiLU",
+        "holdout12_workers:cudnn_conv1d_update",
+    ),
+    "cudnn_nsa_topk_sm100a": (
+        "sm_100a",
+        "cudnn NSA top-16 reduction bf16 B,H,S,D 2 x 32/2 heads, 2048 q on 64 compressed keys, hd 128, causal",
+        "holdout12_workers:cudnn_nsa_topk",
+    ),
+    "cudnn_nsa_compression_sm100a": (
+        "sm_100a",
+        "cudnn NSA compressed attention (Blackwell FMHA) bf16 B,H,S,D 2 x 32/2 heads, 2048 q on 64 keys, hd 128, LSE",
+        "holdout12_workers:cudnn_nsa_compression",
+    ),
+    "cudnn_dsa_bwd_sm100a": (
+        "sm_100a",
+        "cudnn DSA sparse attention backward sm100, bf16 4096 q x 16 heads, dims 576/512, 8192 KV, top-2048",
+        "holdout12_workers:cudnn_dsa_bwd",
+    ),
 }
 
 
