@@ -613,6 +613,52 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "flashinfer Blackwell FMHA prefill bf16, 32/8 heads, hd 128: sliding window + soft-cap, paged (64); ALiBi, ragged, persistent, LSE",
         "holdout9_workers:fi_prefill_variants",
     ),
+    # an eleventh holdout set, triaged before any tuning (corpus/thirdparty/holdout11_workers.py)
+    "b12x_bf16_prefill_gemm_sm120a": (
+        "sm_120a",
+        "flashinfer b12x TMA BF16 prefill GEMM, N 1024 K 5120, sym M rows, tile 64x64x64: bf16 out; f32 out",
+        "holdout11_workers:b12x_bf16_prefill_gemm",
+    ),
+    "b12x_iq2_xs_gemv_sm120a": (
+        "sm_120a",
+        "flashinfer b12x weight-only codebook GEMV on raw pointers, N 4096 K 4096, runtime rows, tile_m 4: iq2_xs; q8_0",
+        "holdout11_workers:b12x_iq2_xs_gemv",
+    ),
+    "b12x_mxfp8_rows_quant_sm120a": (
+        "sm_120a",
+        "flashinfer b12x MXFP8 row quantiser, K 7168 bf16, raw pointers, runtime rows: subgroup 8 trellis order; whole-warp 128 threads",
+        "holdout11_workers:b12x_mxfp8_rows_quant",
+    ),
+    "b12x_nvfp4_quant_sm120a": (
+        "sm_120a",
+        "flashinfer b12x persistent BF16 -> NVFP4 TMA quantiser, M 2048 K 4096 static, 188 CTAs: retain; packed liveness",
+        "holdout11_workers:b12x_nvfp4_quant",
+    ),
+    "b12x_qsa_score_sm120a": (
+        "sm_120a",
+        "flashinfer b12x QSA representative scores, 4 index heads x 128 (MMA), ratio 4, page 64, 32,768 groups, raw pointers",
+        "holdout11_workers:b12x_qsa_score",
+    ),
+    "b12x_csmla_rotary_sm120a": (
+        "sm_120a",
+        "flashinfer b12x compressed sparse-MLA rotary, 64 heads x 512, rope 64, raw pointers, runtime rows: f32 table; inverse ratio 4 bf16",
+        "holdout11_workers:b12x_csmla_rotary",
+    ),
+    "b12x_mtp_norm_sm120a": (
+        "sm_120a",
+        "flashinfer b12x MTP-feedback RMSNorm, bf16 raw pointers, runtime tokens: token norm 4096; state norm 4 x 4096",
+        "holdout11_workers:b12x_mtp_norm",
+    ),
+    "b12x_moe_tiny_decode_sm120a": (
+        "sm_120a",
+        "flashinfer b12x tiny-M W4A8-MX MoE decode, 4 tokens, hidden 2048, inter 768, top-8 of 128 experts: FC1; FC2",
+        "holdout11_workers:b12x_moe_tiny_decode",
+    ),
+    "b12x_dense_mla_merge_sm120a": (
+        "sm_120a",
+        "flashinfer b12x dense-MLA split-KV merge, 8 splits, 64 heads x 512, 256 tokens, sym bf16 output: bf16; f32 partials",
+        "holdout11_workers:b12x_dense_mla_merge",
+    ),
     # a twelfth holdout set, triaged before any tuning (corpus/thirdparty/holdout12_workers.py)
     "fa4_fwd_varlen_sm100a": (
         "sm_100a",
