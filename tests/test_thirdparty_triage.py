@@ -57,6 +57,7 @@ HOLDOUTS = {
         ("holdout-8", "holdout8_workers.py"),
         ("holdout-9", "holdout9_workers.py"),
         ("holdout-10", "holdout10_workers.py"),
+        ("holdout-11", "holdout11_workers.py"),
     )
 }
 
