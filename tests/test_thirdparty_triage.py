@@ -58,6 +58,7 @@ HOLDOUTS = {
         ("holdout-9", "holdout9_workers.py"),
         ("holdout-10", "holdout10_workers.py"),
         ("holdout-11", "holdout11_workers.py"),
+        ("holdout-12", "holdout12_workers.py"),
     )
 }
 
