@@ -104,8 +104,8 @@ def cudnn_conv1d_update(arch: str) -> Callable[[], None]:
     def run() -> None:
         n, d, s = 256, 4096, 512
         x, o = h4._desc(bf, (n, d)), h4._desc(bf, (n, d))
-        plan = api._CausalConv1dUpdatePlan(x, h4._desc(bf, (d, 4)), h4._desc(bf, (s, d, 3)), o,
-                                           h4._desc(torch.int32, (n,)), h4._desc(bf, (d,)), activation="silu")  # fmt: skip
+        w, state, idx = h4._desc(bf, (d, 4)), h4._desc(bf, (s, d, 3)), h4._desc(torch.int32, (n,))
+        plan = api._CausalConv1dUpdatePlan(x, w, state, o, idx, h4._desc(bf, (d,)), activation="silu")
         h4._plan(plan)
 
     return run
