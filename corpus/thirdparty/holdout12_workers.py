@@ -175,3 +175,32 @@ def cudnn_dsa_bwd(arch: str) -> Callable[[], None]:
         h4._plan(plan)
 
     return run
+
+
+def cudnn_gab_bwd(arch: str) -> Callable[[], None]:
+    """cudnn's gated-attention-block backward elementwise kernels, as the block's plan-time compile makes
+    them (tokens ``sym_int``, row counts runtime Int32): ``compile_sigmoid_gate_bwd`` (sigmoid_gate_bwd.py:
+    dO_gated -> dO and dG, with the gated output O_gated and the fp32 delta = rowsum(O * dO)), bf16, 32
+    heads x 128; and ``compile_qk_norm_rope_bwd`` (qk_norm_rope_bwd.py: the RMSNorm + RoPE adjoint with the
+    dW partials and their reduce), bf16, 32 q / 8 KV heads x 128, rope 64. The modules' ``current_device``
+    answers device 0, the FROST compiled-plan cache is off (holdout7_workers.py ``_frost``); DeviceInfo
+    answers as a B200 (148 SMs: the qk adjoint's persistent CTA cap)."""
+    h4._gpu(arch)
+    h4._hardware()
+    h10._device_facts(arch)
+    import torch
+
+    h7 = _sibling("holdout7_workers")
+    sg = importlib.import_module("cudnn.gated_attention_block.kernels.sigmoid_gate_bwd")
+    qk = importlib.import_module("cudnn.gated_attention_block.kernels.qk_norm_rope_bwd")
+    h7._frost(sg, qk)
+    bf = torch.bfloat16
+
+    def run() -> None:
+        sg.compiled_cache.clear()
+        qk.compiled_cache.clear()
+        sg.compile_sigmoid_gate_bwd(dtype=bf, h=32, d=128, has_og=True, has_seq_lens=False, has_delta=True)
+        qk.compile_qk_norm_rope_bwd(dtype=bf, h_q=32, h_kv=8, d=128, rope_dim=64, eps=1e-6, apply_norm=True,
+                                    want_dw=True, has_seq_lens=False)  # fmt: skip
+
+    return run

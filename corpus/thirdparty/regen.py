@@ -695,6 +695,11 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "cudnn DSA sparse attention backward sm100, bf16 4096 q x 16 heads, dims 576/512, 8192 KV, top-2048",
         "holdout12_workers:cudnn_dsa_bwd",
     ),
+    "cudnn_gab_bwd_sm100a": (
+        "sm_100a",
+        "cudnn gated attention block bwd: sigmoid gate (O_gated, delta) bf16 32 x 128; Q/K RMSNorm + RoPE adjoint 32/8 x 128 + dW",
+        "holdout12_workers:cudnn_gab_bwd",
+    ),
 }
 
 
