@@ -151,10 +151,10 @@ def test_mlir_parses_natively(name, parsed):
 
 
 def test_corpus_stays_small():
-    """Under 9.5 MB: the captures of the tuned-on set and ten holdout sets (110 captures, about 80 KB
+    """Under 11 MB: the captures of the tuned-on set and twelve holdout sets (127 captures, about 80 KB
     each), their cubins dropped and their meta.json on one line (regen.py)."""
     size = sum(f.stat().st_size for f in THIRDPARTY.rglob("*") if f.is_file() and "__pycache__" not in f.parts)
-    assert size < 9.5e6, size
+    assert size < 11e6, size
 
 
 # ----------------------------------------------------------------------------------------- regenerate
