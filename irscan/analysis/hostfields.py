@@ -13,7 +13,8 @@ capture hands them over through meta.json's dict (``META_KEY``).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from irscan.analysis import dataflow
 from irscan.analysis.hostgrid import _launched, _resolve, launch_operands
@@ -40,20 +41,7 @@ def module_aliases(module: Module, meta: dict[str, Any] | None) -> dict[str, dic
             }
         except (TypeError, ValueError, IndexError, AttributeError):
             return {}
-    kernels = module.kernels()
-    seen: dict[str, dict[FieldKey, FieldKey]] = {}
-    for fn in module.functions:
-        if fn.kernel or not fn.blocks or fn.attrs.get("gpu_module"):
-            continue
-        gr = dataflow.build(module, fn)
-        for op in fn.ops():
-            ker = _launched(op, kernels)
-            if ker is None:
-                continue
-            same = _launch_aliases(gr, ker.params, launch_operands(gr, op)[1:])
-            old = seen.get(ker.name)
-            seen[ker.name] = same if old is None else {k: v for k, v in same.items() if old.get(k) == v}
-    out = {k: v for k, v in seen.items() if v}
+    out = _every_launch(module, _launch_aliases)
     if isinstance(meta, dict):
         meta[META_KEY] = {k: [[[a[0], list(a[1])], [b[0], list(b[1])]] for a, b in v.items()] for k, v in out.items()}
     return out
@@ -70,8 +58,22 @@ def module_constants(module: Module, meta: dict[str, Any] | None) -> dict[str, d
             return {str(k): {_key(a): int(c) for a, c in v} for k, v in (stored or {}).items()}
         except (TypeError, ValueError, IndexError, AttributeError):
             return {}
+    out = _every_launch(module, _launch_constants)
+    if isinstance(meta, dict):
+        meta[CONSTANTS_KEY] = {k: [[[a[0], list(a[1])], c] for a, c in v.items()] for k, v in out.items()}
+    return out
+
+
+V = TypeVar("V")
+
+
+def _every_launch(
+    module: Module, per_launch: Callable[[dataflow.Graph, list[Any], list[int | None]], dict[FieldKey, V]]
+) -> dict[str, dict[FieldKey, V]]:
+    """Kernel name -> what ``per_launch`` finds at every launch of it in the module's host functions
+    (the entries all its launches agree on; a kernel with none is left out)."""
     kernels = module.kernels()
-    seen: dict[str, dict[FieldKey, int]] = {}
+    seen: dict[str, dict[FieldKey, V]] = {}
     for fn in module.functions:
         if fn.kernel or not fn.blocks or fn.attrs.get("gpu_module"):
             continue
@@ -80,13 +82,10 @@ def module_constants(module: Module, meta: dict[str, Any] | None) -> dict[str, d
             ker = _launched(op, kernels)
             if ker is None:
                 continue
-            consts = _launch_constants(gr, ker.params, launch_operands(gr, op)[1:])
+            found = per_launch(gr, ker.params, launch_operands(gr, op)[1:])
             old = seen.get(ker.name)
-            seen[ker.name] = consts if old is None else {k: v for k, v in consts.items() if old.get(k) == v}
-    out = {k: v for k, v in seen.items() if v}
-    if isinstance(meta, dict):
-        meta[CONSTANTS_KEY] = {k: [[[a[0], list(a[1])], c] for a, c in v.items()] for k, v in out.items()}
-    return out
+            seen[ker.name] = found if old is None else {k: v for k, v in found.items() if old.get(k) == v}
+    return {k: v for k, v in seen.items() if v}
 
 
 def _launch_constants(gr: dataflow.Graph, params: list[Any], args: list[int | None]) -> dict[FieldKey, int]:
