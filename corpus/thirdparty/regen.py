@@ -477,17 +477,20 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
     ),
     "cudnn_qsa_fwd_sm100a": (
         "sm_100a",
-        "cudnn QSA sparse attention fwd, THD, sym_int64 tokens, 12/1 heads x 256, bf16: prepare, dense and sparse kernels",
+        "cudnn QSA sparse attention fwd, THD, sym_int64 tokens, 12/1 heads x 256, bf16: prepare, dense and sparse "
+        "kernels",
         "holdout7_workers:cudnn_qsa_fwd",
     ),
     "cudnn_gab_qk_norm_rope_sm100a": (
         "sm_100a",
-        "cudnn gated-attention block Q/K RMSNorm + RoPE, bf16, sym tokens: 32/8 heads x 128, rope 64, rstd; RoPE-only 256",
+        "cudnn gated-attention block Q/K RMSNorm + RoPE, bf16, sym tokens: 32/8 heads x 128, rope 64, rstd; RoPE-only "
+        "256",
         "holdout7_workers:cudnn_gab_qk_norm_rope",
     ),
     "cudnn_gab_cache_write_sm100a": (
         "sm_100a",
-        "cudnn gated-attention block paged KV-cache write, bf16, page 64: K+V 8 x 128 int32 slots; 1 x 128 int64 slots, PDL",
+        "cudnn gated-attention block paged KV-cache write, bf16, page 64: K+V 8 x 128 int32 slots; 1 x 128 int64 "
+        "slots, PDL",
         "holdout7_workers:cudnn_gab_cache_write",
     ),
     "cudnn_dsa_indexer_bwd_sm90a": (
@@ -554,7 +557,8 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
     ),
     "cudnn_grouped_gemm_discrete_sm100a": (
         "sm_100a",
-        "cudnn unfused MoE grouped GEMM bf16, discrete expert B pointers (8), K 2048 N 1024, symbolic rows, tile 128x128",
+        "cudnn unfused MoE grouped GEMM bf16, discrete expert B pointers (8), K 2048 N 1024, symbolic rows, tile "
+        "128x128",
         "holdout10_workers:cudnn_grouped_gemm_discrete",
     ),
     "cudnn_sdpa_fwd_sm100a": (
@@ -574,13 +578,15 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
     ),
     "cudnn_sdpa_fwd_d512_sm90a": (
         "sm_90a",
-        "cudnn FROST SDPA forward sm90 (prefill d512 template), bf16 BHSD 1 x 8 heads x 1024 tokens, hd 512, causal, LSE",
+        "cudnn FROST SDPA forward sm90 (prefill d512 template), bf16 BHSD 1 x 8 heads x 1024 tokens, hd 512, causal, "
+        "LSE",
         "holdout10_workers:cudnn_sdpa_fwd_d512",
     ),
     # a ninth holdout set, triaged before any tuning (corpus/thirdparty/holdout9_workers.py)
     "quack_layernorm_sm90a": (
         "sm_90a",
-        "quack LayerNorm fwd bf16 N 4096, bf16 residual in / f32 out, f32 weight+bias, rstd+mean; per-head RMSNorm N 128",
+        "quack LayerNorm fwd bf16 N 4096, bf16 residual in / f32 out, f32 weight+bias, rstd+mean; per-head RMSNorm N "
+        "128",
         "holdout9_workers:quack_layernorm",
     ),
     "quack_gemm_symmetric_sm90a": (
@@ -595,12 +601,14 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
     ),
     "fi_dense_blockscaled_gemm_sm100a": (
         "sm_100a",
-        "flashinfer dense NVFP4 block-scaled GEMM, bf16 out, sym M/N/K: 128x128 scalar alpha; 256x128 2-CTA per-token alpha",
+        "flashinfer dense NVFP4 block-scaled GEMM, bf16 out, sym M/N/K: 128x128 scalar alpha; 256x128 2-CTA per-token "
+        "alpha",
         "holdout9_workers:fi_dense_blockscaled_gemm",
     ),
     "fi_filtered_topk_sm100a": (
         "sm_100a",
-        "flashinfer filtered-radix decode top-2048, f32, sym rows/cols: 4 x 131,072 clustered one-pass; 1024 x 32,768 one CTA per row",
+        "flashinfer filtered-radix decode top-2048, f32, sym rows/cols: 4 x 131,072 clustered one-pass; 1024 x 32,768 "
+        "one CTA per row",
         "holdout9_workers:fi_filtered_topk",
     ),
     "fi_grouped_gemm_masked_sm100a": (
@@ -610,7 +618,8 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
     ),
     "fi_prefill_variants_sm100a": (
         "sm_100a",
-        "flashinfer Blackwell FMHA prefill bf16, 32/8 heads, hd 128: sliding window + soft-cap, paged (64); ALiBi, ragged, persistent, LSE",
+        "flashinfer Blackwell FMHA prefill bf16, 32/8 heads, hd 128: sliding window + soft-cap, paged (64); ALiBi, "
+        "ragged, persistent, LSE",
         "holdout9_workers:fi_prefill_variants",
     ),
     # an eleventh holdout set, triaged before any tuning (corpus/thirdparty/holdout11_workers.py)
@@ -621,27 +630,32 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
     ),
     "b12x_iq2_xs_gemv_sm120a": (
         "sm_120a",
-        "flashinfer b12x weight-only codebook GEMV on raw pointers, N 4096 K 4096, runtime rows, tile_m 4: iq2_xs; q8_0",
+        "flashinfer b12x weight-only codebook GEMV on raw pointers, N 4096 K 4096, runtime rows, tile_m 4: iq2_xs; "
+        "q8_0",
         "holdout11_workers:b12x_iq2_xs_gemv",
     ),
     "b12x_mxfp8_rows_quant_sm120a": (
         "sm_120a",
-        "flashinfer b12x MXFP8 row quantiser, K 7168 bf16, raw pointers, runtime rows: subgroup 8 trellis order; whole-warp 128 threads",
+        "flashinfer b12x MXFP8 row quantiser, K 7168 bf16, raw pointers, runtime rows: subgroup 8 trellis order; "
+        "whole-warp 128 threads",
         "holdout11_workers:b12x_mxfp8_rows_quant",
     ),
     "b12x_nvfp4_quant_sm120a": (
         "sm_120a",
-        "flashinfer b12x persistent BF16 -> NVFP4 TMA quantiser, M 2048 K 4096 static, 188 CTAs: retain; packed liveness",
+        "flashinfer b12x persistent BF16 -> NVFP4 TMA quantiser, M 2048 K 4096 static, 188 CTAs: retain; packed "
+        "liveness",
         "holdout11_workers:b12x_nvfp4_quant",
     ),
     "b12x_qsa_score_sm120a": (
         "sm_120a",
-        "flashinfer b12x QSA representative scores, 4 index heads x 128 (MMA), ratio 4, page 64, 32,768 groups, raw pointers",
+        "flashinfer b12x QSA representative scores, 4 index heads x 128 (MMA), ratio 4, page 64, 32,768 groups, raw "
+        "pointers",
         "holdout11_workers:b12x_qsa_score",
     ),
     "b12x_csmla_rotary_sm120a": (
         "sm_120a",
-        "flashinfer b12x compressed sparse-MLA rotary, 64 heads x 512, rope 64, raw pointers, runtime rows: f32 table; inverse ratio 4 bf16",
+        "flashinfer b12x compressed sparse-MLA rotary, 64 heads x 512, rope 64, raw pointers, runtime rows: f32 "
+        "table; inverse ratio 4 bf16",
         "holdout11_workers:b12x_csmla_rotary",
     ),
     "b12x_mtp_norm_sm120a": (
@@ -656,7 +670,8 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
     ),
     "b12x_dense_mla_merge_sm120a": (
         "sm_120a",
-        "flashinfer b12x dense-MLA split-KV merge, 8 splits, 64 heads x 512, 256 tokens, sym bf16 output: bf16; f32 partials",
+        "flashinfer b12x dense-MLA split-KV merge, 8 splits, 64 heads x 512, 256 tokens, sym bf16 output: bf16; f32 "
+        "partials",
         "holdout11_workers:b12x_dense_mla_merge",
     ),
     # a twelfth holdout set, triaged before any tuning (corpus/thirdparty/holdout12_workers.py)
@@ -677,7 +692,8 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
     ),
     "cudnn_conv1d_update_sm100a": (
         "sm_100a",
-        "cudnn causal conv1d decode update bf16 K 4, 256 rows x 4096 channels, state (512, 4096, 3), indices, bias, SiLU",
+        "cudnn causal conv1d decode update bf16 K 4, 256 rows x 4096 channels, state (512, 4096, 3), indices, bias, "
+        "SiLU",
         "holdout12_workers:cudnn_conv1d_update",
     ),
     "cudnn_nsa_topk_sm100a": (
@@ -697,7 +713,8 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
     ),
     "cudnn_gab_bwd_sm100a": (
         "sm_100a",
-        "cudnn gated attention block bwd: sigmoid gate (O_gated, delta) bf16 32 x 128; Q/K RMSNorm + RoPE adjoint 32/8 x 128 + dW",
+        "cudnn gated attention block bwd: sigmoid gate (O_gated, delta) bf16 32 x 128; Q/K RMSNorm + RoPE adjoint "
+        "32/8 x 128 + dW",
         "holdout12_workers:cudnn_gab_bwd",
     ),
 }
