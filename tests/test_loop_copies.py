@@ -106,3 +106,19 @@ def test_without_the_entry_test_the_ptx_start_is_free() -> None:
     fn = ptx_kernel(".reg .b16 %rs<2>;\n" + body)
     res = scan_module(Module(ir="ptx", path="t.ptx", functions=[fn]))  # type: ignore[arg-type]
     assert [f.check for f in res.findings] == ["narrow-widened-late"]
+
+
+def test_a_clamp_select_is_at_most_its_bound() -> None:
+    """``row < n ? row : n - 1`` (cudnn's FROST row kernels clamp the row they read): at most n - 1,
+    whatever the row's own range, as rule (a) reads a guard ``if row < n``."""
+    from test_bounds import _kernel, _ranges, _val
+
+    b, n = _kernel()
+    bid = b.op(Kind.SREG, attrs={"sreg": "ctaid.x"})
+    row = b.op(Kind.MUL, bid, b.const(8))
+    lt = b.op(Kind.ICMP, row, n, width=1, attrs={"pred": "slt"})
+    clamp = b.op(Kind.SELECT, lt, row, b.op(Kind.SUB, n, b.const(1)))
+    off = b.op(Kind.SELECT, lt, row, b.op(Kind.SUB, n, b.const(2)))  # not a clamp of n: no bound
+    rg = _ranges(b)
+    assert rg.interval(_val(rg, clamp)).hi == 2**31 - 2
+    assert rg.interval(_val(rg, off)).hi > 2**31
