@@ -187,27 +187,23 @@ class Relations:
         return low if 1 < low < (1 << width) and low & (low - 1) == 0 and unsigned_ok else 0
 
     def relate_select(self, n: int, res: Affine, a: Affine, b: Affine) -> None:
-        """``select(u < v, a, b)`` as the DSL writes min, max and clamps: arms (u, v) is min(u, v), at
-        most either; arms (v, u) is max(u, v), at least either; arms (u, v - 1) under a strict ``<`` is
-        a clamp, at most v - 1."""
-        key, conds = _single(res), self.gr.defs(n, 0)
-        c = self.gr.op(conds[0]) if len(conds) == 1 else None
-        if key is None or c is None or c.kind is not Kind.ICMP or len(c.operands) != 2:
+        """``select(u < v, a, b)`` as the DSL writes min, max and clamps (:func:`select_shape`): a min
+        is at most either arm, a max at least either, a clamp at most v - 1."""
+        key, cmp = _single(res), select_compare(self.gr, n)
+        if key is None or cmp is None:
             return
-        side = LESS.get(str(c.attrs.get("pred", "")))
-        if side is None:
-            return
-        u, v = self._known(c.id, side[0]), self._known(c.id, 1 - side[0])  # the compare says u < v (or <=)
+        c, side = cmp
+        u, v = self._known(c, side[0]), self._known(c, 1 - side[0])  # the compare says u < v (or <=)
         if u is None or v is None:
             return
-        what = f"{self.name(res)}"
-        if (a, b) == (u, v):
+        what, shape = f"{self.name(res)}", select_shape(a, b, u, v, side[1])
+        if shape == "min":
             self.relate(key, 1, u, f"{what} = min: <= {self.name(u)}")
             self.relate(key, 1, v, f"{what} = min: <= {self.name(v)}")
-        elif (a, b) == (v, u):
+        elif shape == "max":
             self.relate(key, 1, u, f"{what} = max: >= {self.name(u)}", lower=True)
             self.relate(key, 1, v, f"{what} = max: >= {self.name(v)}", lower=True)
-        elif a == u and side[1] and b == v.add(Affine.of_const(-1)):
+        elif shape == "clamp":
             self.relate(key, 1, b, f"{what} = clamp: <= {self.name(b)}")
 
     def _known(self, n: int, slot: int) -> Affine | None:
@@ -384,6 +380,26 @@ class Relations:
         # a coefficient stays exact (16*(k >> 8) is at most k/16, not k): an int where it is one
         terms = tuple(sorted((n, _exact(c)) for n, c in by_name.items() if c))
         return Bound(terms, ceil(const), i32, "; ".join(dict.fromkeys(facts)))
+
+
+def select_compare(gr: Graph, n: int) -> tuple[int, tuple[int, bool]] | None:
+    """Select n's condition when it is one ordering compare: (its op, its :data:`LESS` side)."""
+    conds = gr.defs(n, 0)
+    c = gr.op(conds[0]) if len(conds) == 1 else None
+    if c is None or c.kind is not Kind.ICMP or len(c.operands) != 2:
+        return None
+    side = LESS.get(str(c.attrs.get("pred", "")))
+    return None if side is None else (c.id, side)
+
+
+def select_shape(a: Affine, b: Affine, small: Affine, big: Affine, strict: bool) -> str | None:
+    """What ``select(small < big, a, b)`` is: ``"min"`` (arms small, big), ``"max"`` (big, small),
+    ``"clamp"`` (small, big - 1 under a strict compare: min(small, big - 1)), or None."""
+    if (a, b) == (small, big):
+        return "min"
+    if (a, b) == (big, small):
+        return "max"
+    return "clamp" if strict and a == small and b == big.add(Affine.of_const(-1)) else None
 
 
 def _exact(c: Fraction) -> int | Fraction:

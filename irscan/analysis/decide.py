@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from irscan.analysis.bounds import LESS
+from irscan.analysis.bounds import LESS, select_compare, select_shape
 from irscan.analysis.intervals import Affine, Interval
 from irscan.analysis.loops import Cycle, Eval
 from irscan.ir import Kind
@@ -101,23 +101,22 @@ class Decisions:
         arms', tighter than their union (a loop bound clamped to a constant: ``chunk_end = min(start +
         n, num_chunks)``); the clamp ``select(u < v, u, v - 1)`` is min(u, v - 1).  None for any other
         select."""
-        d = self.gr.defs(n, 0)
-        c = self.gr.op(d[0]) if len(d) == 1 else None
-        side = LESS.get(str(c.attrs.get("pred", ""))) if c is not None and c.kind is Kind.ICMP else None
-        if c is None or side is None or len(c.operands) != 2:
+        cmp = select_compare(self.gr, n)
+        if cmp is None:
             return None
+        c, side = cmp
         try:
-            x = yield from self._operand(c.id, 0)
-            y = yield from self._operand(c.id, 1)
+            x = yield from self._operand(c, 0)
+            y = yield from self._operand(c, 1)
         except Cycle:
             return None
         small, big = (x, y) if side[0] == 0 else (y, x)  # the compare holds when small < big (or <=)
-        clamp = side[1] and a == small and b == big.add(Affine.of_const(-1))  # u < v ? u : v - 1
-        if not ((a == x and b == y) or (a == y and b == x) or clamp):
+        shape = select_shape(a, b, small, big, side[1])
+        if shape is None:
             return None
         ia, ib = self.interval(a), self.interval(b)
-        if str(c.attrs.get("pred", "")).startswith("u") and (ia.lo < 0 or ib.lo < 0):
+        if str(self.gr.op(c).attrs.get("pred", "")).startswith("u") and (ia.lo < 0 or ib.lo < 0):
             return None  # an unsigned order of values that may be negative is not theirs
-        if a == small:  # the true arm takes the smaller one: min (a clamp is min(u, v - 1))
+        if shape != "max":  # the true arm takes the smaller one: min (a clamp is min(u, v - 1))
             return Interval(min(ia.lo, ib.lo), min(ia.hi, ib.hi))
         return Interval(max(ia.lo, ib.lo), max(ia.hi, ib.hi))
