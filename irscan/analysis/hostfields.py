@@ -33,12 +33,7 @@ def module_aliases(module: Module, meta: dict[str, Any] | None) -> dict[str, dic
     if module.ir != "mlir":
         stored = meta.get(META_KEY) if isinstance(meta, dict) else None
         try:  # written by the MLIR scan of this run
-            return {
-                str(k): {
-                    (int(a[0]), tuple(int(p) for p in a[1])): (int(b[0]), tuple(int(p) for p in b[1])) for a, b in v
-                }
-                for k, v in (stored or {}).items()
-            }
+            return {str(k): {_key(a): _key(b) for a, b in v} for k, v in (stored or {}).items()}
         except (TypeError, ValueError, IndexError, AttributeError):
             return {}
     out = _every_launch(module, _launch_aliases)
