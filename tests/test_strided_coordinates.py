@@ -15,6 +15,7 @@ from typing import Any
 from irscan.analysis import dataflow
 from irscan.analysis.ranges import Facts, Ranges
 from irscan.analysis.reaching import reaching_definitions
+from irscan.checks import reporting
 from irscan.frontend import ptx
 from irscan.ir import Function
 
@@ -96,3 +97,19 @@ def test_a_stride_of_another_tensor_or_a_scale_that_is_not_the_element_is_no_coo
         rg, fn = _kernel(**kw)
         cvt = _def(fn, "%rd3")
         assert [b for b in rg.bounds(rg.value(_def(fn, "%r12")), at=cvt) if b.tensor is not None] == []
+
+
+def test_a_mode_of_i64_extent_gives_no_rule_a_bound_but_names_the_tensor_rule_b_weighs() -> None:
+    """FlashInfer's KDA output ``out[0, token, head, d]`` on (1,?{i64},?{i64},128): the token is below
+    an i64 extent, which bounds nothing below 2^31; but at the wrap that extent exceeds 2^31, and the
+    tensor then holds 2^31 slices of its static modes (rule (b) weighs them)."""
+    wide = {**LSE, "modes": [{"shape": {"kind": "static", "value": 128}, "stride": {"kind": "static", "value": 1}},
+                             {"shape": DYN32, "stride": DYN64}, {"shape": DYN64, "stride": DYN64}]}  # fmt: skip
+    rg, fn = _kernel()
+    rg.meta_args[0] = wide
+    cvt = _def(fn, "%rd3")
+    (b,) = [b for b in rg.bounds(rg.value(_def(fn, "%r12")), at=cvt) if b.tensor is not None]
+    assert (b.terms, b.const, b.i32, b.tensor, b.modes) == ((("arg0.shape[2]", 1),), -1, False, 0, (2,))
+    assert reporting.rule_a(b, 2**31 - 1) is None
+    need = reporting.rule_b_need(rg, b, 2**31)
+    assert need is not None and need.bytes == 2**31 * 128 * 4

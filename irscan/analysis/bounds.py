@@ -327,12 +327,15 @@ class Relations:
                 continue
             todo.extend((s, depth + 1) for s in reversed(nxt))
         coord = self.coordinate_bound(at) if at is not None else None
-        if coord is not None:  # irscan/analysis/coords.py: the value indexes one mode of a tensor
+        if coord is not None and coord.i32:  # irscan/analysis/coords.py: the value indexes one mode of a tensor
             found[(coord.terms, coord.const)] = coord
         hi = self.interval(value).hi
         useful = [b for b in found.values() if b.terms or b.const < hi]
         # tightest first: what each allows with every extent at the i32 limit (then fewer extents)
-        return sorted(useful, key=lambda b: (sum(c for _, c in b.terms) * I32_MAX + b.const, len(b.terms)))[:KEEP]
+        kept = sorted(useful, key=lambda b: (sum(c for _, c in b.terms) * I32_MAX + b.const, len(b.terms)))[:KEEP]
+        # a coordinate of a mode of i64 extent bounds nothing below 2^31; it only names the tensor
+        # whose slices rule (b) weighs, so it never takes the place of a bound that might hold
+        return kept + ([coord] if coord is not None and not coord.i32 else [])
 
     def _step(self, state: _State, guards: list[tuple[Affine, Affine, str]]) -> list[_State] | None:
         """The states one substitution leads to; None when only extents remain."""

@@ -154,8 +154,10 @@ class Coordinates:
         shape = modes[m].get("shape") if isinstance(modes[m], dict) else None
         shape = shape if isinstance(shape, dict) else {}
         fact = f"in bounds, a coordinate of mode {m} of arg{k} (a 64-bit stride) is below arg{k}.shape[{m}]"
-        if shape.get("kind") == "dynamic" and shape.get("width") == 32:
-            return Bound(((f"arg{k}.shape[{m}]", 1),), -1, True, fact, k, (m,))
+        if shape.get("kind") == "dynamic" and shape.get("width") in (32, 64):
+            # an i64 extent bounds nothing by itself, but at the wrap it must exceed 2^31: rule (b)
+            # weighs the tensor holding that many slices (i32 False keeps rule (a) out of it)
+            return Bound(((f"arg{k}.shape[{m}]", 1),), -1, shape.get("width") == 32, fact, k, (m,))
         if shape.get("kind") == "static" and isinstance(shape.get("value"), int) and shape["value"] >= 1:
             return Bound((), int(shape["value"]) - 1, True, fact, k, (m,))
         return None
@@ -250,7 +252,7 @@ class Coordinates:
         r = bits // 8 // unit_bytes
         sliced = self._sliced_mode(modes, bits // 8, views)
         terms: list[tuple[str, int]] = []
-        const = 0
+        const, wide = 0, False  # wide: some extent is an i64, so the bound is not rule (a)'s
         for m, md in enumerate(modes):
             parts = [md.get(p) if isinstance(md, dict) else None for p in ("shape", "stride")]
             shape, stride = (x if isinstance(x, dict) else {} for x in parts)
@@ -263,9 +265,10 @@ class Coordinates:
                 continue
             if shape.get("kind") == "static" and isinstance(ext, int) and 1 <= ext < PLACEHOLDER_EXTENT:
                 const += (ext - 1) * st * r
-            elif shape.get("kind") == "dynamic" and shape.get("width") == 32:
+            elif shape.get("kind") == "dynamic" and shape.get("width") in (32, 64):
                 terms.append((f"arg{k}.shape[{m}]", st * r))
                 const -= st * r
+                wide = wide or shape.get("width") == 64
             else:
                 return None
         if not terms and sliced is not None:  # a view of static extents: the offset is below its size
@@ -288,10 +291,10 @@ class Coordinates:
         if len(terms) == 1 and terms[0][1] == 1 and const == -1:  # the coordinate of one mode, and only it
             mode = int(terms[0][0].rsplit("[", 1)[1][:-1])
             fact = f"in bounds, a coordinate of mode {mode} of arg{k} (stride 1) is below {what}"
-            return Bound(tuple(terms), const, True, fact, k, (mode,))
+            return Bound(tuple(terms), const, not wide, fact, k, (mode,))
         # an offset over several modes: no single mode's coordinate (rule (b) reads tensor/modes so)
         return Bound(
-            tuple(sorted(terms)), const, True, f"in bounds, an offset into arg{k} is below its extent ({what})"
+            tuple(sorted(terms)), const, not wide, f"in bounds, an offset into arg{k} is below its extent ({what})"
         )
 
 
