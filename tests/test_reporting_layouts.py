@@ -191,3 +191,41 @@ def test_a_value_computed_from_its_tensors_stride_is_an_offset_not_a_coordinate(
         return
     assert f.rule_suppressed is None
     assert any(x.endswith("not a coordinate, the value is computed from a stride of arg0") for x in f.facts)
+
+
+#: ``k_scale[head*k_scale.shape[1] + slot]`` (flashinfer's sage scales) on the same (?,?):(?{i64},1) f32
+#: tensor: a flat index over both modes that the kernel builds from the tensor's own extent
+OWN_EXTENT = """.version 8.5
+.target sm_100a
+.address_size 64
+.visible .entry k(.param .align 8 .b8 k_p0[24], .param .u32 k_p1, .param .u64 k_p2)
+{{
+.reg .b32 %r<12>;
+.reg .f32 %f<4>;
+.reg .b64 %rd<8>;
+ld.param.u64 %rd1, [k_p0];
+ld.param.u32 %r1, [{field}];
+mov.u32 %r2, %ctaid.x;
+mov.u32 %r3, %tid.x;
+mul.lo.s32 %r4, %r2, %r1;
+add.s32 %r5, %r4, %r3;
+mul.wide.s32 %rd3, %r5, 4;
+add.s64 %rd4, %rd1, %rd3;
+mov.f32 %f1, 0f3F800000;
+st.global.f32 [%rd4], %f1;
+ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("field", ["k_p0+12", "k_p1"])
+def test_a_value_that_multiplies_its_tensors_own_extent_is_a_flat_index_not_a_coordinate(field: str) -> None:
+    """``ctaid.x * arg0.shape[1] + tid.x`` into arg0 spans both modes: the in-bounds bound on mode 1's
+    coordinate does not hold it (reported); times a scalar argument it is still read as mode 1's
+    coordinate (held back)."""
+    (f,) = _scan(OWN_EXTENT.format(field=field), FLAT_META)
+    if field == "k_p1":
+        assert f.rule_suppressed is not None and "a coordinate of mode 1 of arg0 (stride 1)" in f.rule_suppressed
+        return
+    assert f.rule_suppressed is None
+    assert any(x.endswith("not a coordinate, the value multiplies an extent of arg0") for x in f.facts)

@@ -59,3 +59,23 @@ def test_without_a_view_the_index_is_an_offset_into_the_whole_tensor() -> None:
 
 def test_a_base_that_is_no_whole_row_takes_no_mode() -> None:
     assert [(b.terms, b.const) for b in _bounds(1000)] == [((("arg0.shape[0]", 131072),), -1)]
+
+
+def test_an_index_scaled_by_a_constant_and_added_to_the_pointers_integer_is_a_coordinate() -> None:
+    """flashinfer's top-k row scan: ``sext`` of the column, ``mul`` by 4 in i64, ``add`` to
+    ``ptrtoint`` of the row view, ``inttoptr``, load: the constant is the element size (not a stride),
+    so the column is below mode 1's static extent in bounds of the view."""
+    b = FnBuilder()
+    a = b.param("%arg0", TENSOR)
+    ptr = b.op(Kind.EXTRACT, a, width=0, attrs={"path": (0,)})
+    row = b.op(Kind.SREG, attrs={"sreg": "ctaid.x"})
+    view = _gep(b, ptr, b.op(Kind.MUL, row, b.const(131072)))
+    col = b.op(Kind.LOAD, ptr, width=32, addr=0, space="global")
+    wide = b.op(Kind.SEXT, col, width=64)
+    off = b.op(Kind.MUL, wide, b.const(4, width=64), width=64)
+    addr = b.op(Kind.CAST, b.op(Kind.ADD, b.op(Kind.CAST, view, width=64), off, width=64), width=0)
+    b.op(Kind.LOAD, addr, width=32, addr=0, space="global")
+    fn = b.module.functions[0]
+    rg = Ranges(dataflow.build(b.module, fn, reaching_definitions), Facts.of(fn.attrs), [ROWS])
+    (bound,) = [x for x in rg.bounds(rg.value(int(col[1:])), at=int(wide[1:])) if "in bounds" in x.fact]
+    assert (bound.terms, bound.const, bound.tensor, bound.modes) == ((), 131071, 0, (1,))

@@ -114,7 +114,9 @@ class Coordinates:
         uop = gr.op(u)
         scaled = scale != 1
         other = gr.const_operand(u, 1) if uop.kind in (Kind.SHL, Kind.MUL) and slot == 0 else None
-        if n == start and not scaled and uop.kind in (Kind.MUL, Kind.MAD) and slot in (0, 1):
+        if n == start and not scaled and uop.kind in (Kind.MUL, Kind.MAD) and slot in (0, 1) and other is None:
+            # a product by a 64-bit field (a stride); a constant factor is the element size (MLIR's
+            # ``sext``, ``mul`` by 4, ``add`` to ``ptrtoint`` of the pointer), taken below
             st = self._stride_of(u, 1 - slot)
             return None if st is None else (u, scale, st)
         if other is not None and not scaled:

@@ -282,6 +282,18 @@ def carries_stride(gr: Graph, rg: Ranges, keys: list[Any], tensor: int) -> bool:
     return False
 
 
+def scales_own_extent(rg: Ranges, keys: list[Any], tensor: int) -> bool:
+    """Whether a value made of the atoms ``keys`` multiplies an extent of tensor ``argK`` (``head *
+    argK.shape[1] + slot``): a flat index over several of its modes that the kernel builds itself, so
+    no in-bounds bound on one mode's coordinate holds it (flashinfer's sage scale index)."""
+    for key in keys:
+        for f in rg.atoms[key].factors or ():
+            m = _SHAPE.match(rg.atoms[f.terms[0][0]].name) if len(f.terms) == 1 else None
+            if m and int(m.group(1)) == tensor:
+                return True
+    return False
+
+
 def _seed(gr: Graph, rg: Ranges, n: int) -> int | None:
     """The tensor whose stride op ``n`` reads, or whose 64-bit field it truncates; None otherwise."""
     op = gr.op(n)

@@ -148,6 +148,9 @@ def decide(gr: Graph, rg: Ranges, c: Candidate, th: dict[str, Any], path: list[i
         if isinstance(k, int) and memory.carries_stride(gr, rg, keys, k):
             facts.append(f"{bound_text(b)}: not a coordinate, the value is computed from a stride of arg{k}")
             continue  # an offset the kernel builds over the tensor's pointer (its own flat view)
+        if isinstance(k, int) and memory.scales_own_extent(rg, keys, k):
+            facts.append(f"{bound_text(b)}: not a coordinate, the value multiplies an extent of arg{k}")
+            continue  # a flat index over several of its modes, built by the kernel
         why = rule_a(b, c.limit.hi)
         if why is not None and suppressed is None:
             suppressed = why
