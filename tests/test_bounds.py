@@ -256,8 +256,9 @@ def test_an_offset_into_a_tensor_of_i32_extent_is_below_it_in_bounds() -> None:
     assert (best.terms, best.const, best.i32, best.tensor, best.modes) == (((M, 1),), -1, True, 0, (0,))
     assert rg.bounds(_val(rg, i), at=int(g[1:]))[0] == best  # asking again: the same (the graph is only read)
     assert {n: rg.gr.preds(n) for n in rg.gr.nodes()} == before
-    rg = _ranges(b, [dict(VECTOR, modes=[_mode({"kind": "dynamic", "width": 64}, UNIT)])])  # an i64 extent
-    assert rg.bounds(_val(rg, i), at=int(g[1:])) == []
+    rg = _ranges(b, [dict(VECTOR, modes=[_mode({"kind": "dynamic", "width": 64}, UNIT)])])  # an i64 extent:
+    (wide,) = rg.bounds(_val(rg, i), at=int(g[1:]))  # no rule (a) bound; it names the tensor for rule (b)
+    assert (wide.terms, wide.const, wide.i32, wide.tensor, wide.modes) == (((M, 1),), -1, False, 0, (0,))
     rg = _ranges(b, [dict(VECTOR, dtype="f16")])  # the index is not in the tensor's elements
     assert rg.bounds(_val(rg, i), at=int(g[1:])) == []
 
@@ -362,3 +363,20 @@ def test_selects_that_are_min_max_and_clamps() -> None:
     mx = b.op(Kind.SELECT, lt, m, x)  # max(x, M): no upper bound over M
     rg = _ranges(b)
     assert (((M, 1),), 0) not in _terms(rg.bounds(_val(rg, mx)))
+
+
+def test_a_select_falling_back_to_a_constant_is_below_the_compares_bound() -> None:
+    """cuDNN FROST's row clamp ``row if row < n_rows else 0`` (``selp r, row, 0, row < n``): the true
+    arm is below n, the other arm a constant, so the value is at most n - 1 (the interval; the relation
+    says n, as n may be 0),
+    however far ``16*ctaid.x`` reaches by itself; with the arms the other way round nothing holds."""
+    b, m = _kernel()
+    row = b.op(Kind.MUL, b.op(Kind.SREG, attrs={"sreg": "ctaid.x"}), b.const(16))
+    lt = b.op(Kind.ICMP, row, m, width=1, attrs={"pred": "slt"})
+    kept = b.op(Kind.SELECT, lt, row, b.const(0))
+    swapped = b.op(Kind.SELECT, lt, b.const(0), row)
+    rg = _ranges(b)
+    assert rg.interval(_val(rg, kept)).hi == 2**31 - 2
+    assert (((M, 1),), 0) in _terms(rg.bounds(_val(rg, kept)))  # M - 1, plus 1 for the 0 when M may be 0
+    assert rg.interval(_val(rg, swapped)).hi > 2**31
+    assert all(t != ((M, 1),) for t, _ in _terms(rg.bounds(_val(rg, swapped))))

@@ -96,7 +96,8 @@ def test_an_access_that_may_not_run_with_the_wrap_bounds_nothing(where: str) -> 
     a guard predicate, the x access may not run for the inputs that wrap: y's own 8.6 GB is all."""
     gr, rg = _kernel(where)
     f = _store_finding(gr, rg)
-    assert f.memory is not None and (f.memory["tensor"], f.memory["bytes"]) == ("arg1", 2**31 * 4)
+    # y's own extent: the coordinate 2^31 needs 2^31 + 1 elements of its i64 extent (irscan/analysis/coords.py)
+    assert f.memory is not None and (f.memory["tensor"], f.memory["bytes"]) == ("arg1", (2**31 + 1) * 4)
     (kept,), _ = finish([f])
     assert kept is f and any("arg1 needs 8.6 GB: fits in" in x for x in f.facts)
 

@@ -123,11 +123,9 @@ def test_rule_a_a_coordinate_of_an_i32_mode_stays_below_its_extent(modes: list[A
     rg.meta_args[0] = {"dtype": "f16", "layout": "?", "modes": modes}
     f = _run(gr, rg)
     assert bool(f.rule_suppressed) == held_back
-    if held_back:
-        assert f.rule_suppressed == (
-            "(a) a coordinate bounded by an i32 extent: it indexes mode 0 of arg0 (stride 1, extent arg0.shape[0], "
-            "an i32), so an access in bounds keeps it below 2^31 - 1"
-        )
+    if held_back:  # the range analysis reads the coordinate off the access (irscan/analysis/coords.py)
+        assert f.rule_suppressed is not None and f.rule_suppressed.startswith("(a) ")
+        assert "a coordinate of mode 0 of arg0 (stride 1) is below arg0.shape[0]" in f.rule_suppressed
 
 
 @pytest.mark.parametrize(

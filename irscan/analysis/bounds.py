@@ -117,6 +117,7 @@ class Relations:
         def note_fast_divmod(self, q: int) -> None: ...
         def floor_remainder_interval(self, qk: Any, x: Affine, d: Affine) -> Interval | None: ...
         def coordinate_bound(self, at: int) -> Bound | None: ...
+        def product_uppers(self, key: Any, guards: list[tuple[Affine, Affine, str]]) -> list[tuple[Affine, str]]: ...
         def interval(self, a: Affine, least_harm: bool = False) -> Interval: ...
         def name(self, a: Affine) -> str: ...
         def _derived(
@@ -205,6 +206,11 @@ class Relations:
             self.relate(key, 1, v, f"{what} = max: >= {self.name(v)}", lower=True)
         elif shape == "clamp":
             self.relate(key, 1, b, f"{what} = clamp: <= {self.name(b)}")
+        elif shape == "fallback":  # the true arm is below v; the constant is below v - 1 + k too
+            top = v.add(Affine.of_const(0 if not side[1] else -1))
+            k = max(b.const - self.interval(top).lo, 0)
+            fact = f"{what} = {self.name(u)} while below {self.name(v)}, else {b.const}"
+            self.relate(key, 1, top.add(Affine.of_const(k)), fact)
 
     def _known(self, n: int, slot: int) -> Affine | None:
         """Operand ``slot`` of op n if already evaluated (no evaluation from inside another's)."""
@@ -320,12 +326,11 @@ class Relations:
             steps += 1
             state, depth = todo.pop()
             nxt = [] if depth >= DEPTH else self._step(state, guards)
-            if nxt is None:  # nothing but extents left
-                b = self._bound(state)
+            if nxt is None or self._pick(state[0]) is None:  # nothing but extents left (a guard on
+                b = self._bound(state)  # an extent may still rewrite it: that is explored too)
                 if b is not None:
                     found.setdefault((b.terms, b.const), b)
-                continue
-            todo.extend((s, depth + 1) for s in reversed(nxt))
+            todo.extend((s, depth + 1) for s in reversed(nxt or ()))
         coord = self.coordinate_bound(at) if at is not None else None
         if coord is not None and coord.i32:  # irscan/analysis/coords.py: the value indexes one mode of a tensor
             found[(coord.terms, coord.const)] = coord
@@ -353,6 +358,8 @@ class Relations:
         table = self.uppers if c > 0 else self.lowers
         for up in table.get(key, ()):
             out.append(_sub(coefs, const, one.scale(up.mult), up.rhs, c / up.mult, (*facts, up.fact), used))
+        for rhs, fact in self.product_uppers(key, guards) if c > 0 else ():  # u·d, u <= q (floordiv.py)
+            out.append(_sub(coefs, const, one, rhs, c, (*facts, fact), used))
         iv = self.atoms[key].iv
         rest = dict(coefs)
         del rest[key]
@@ -397,12 +404,15 @@ def select_compare(gr: Graph, n: int) -> tuple[int, tuple[int, bool]] | None:
 
 def select_shape(a: Affine, b: Affine, small: Affine, big: Affine, strict: bool) -> str | None:
     """What ``select(small < big, a, b)`` is: ``"min"`` (arms small, big), ``"max"`` (big, small),
-    ``"clamp"`` (small, big - 1 under a strict compare: min(small, big - 1)), or None."""
+    ``"clamp"`` (small, big - 1 under a strict compare: min(small, big - 1)), ``"fallback"`` (small,
+    or a constant where the compare fails: ``row if row < n_rows else 0``), or None."""
     if (a, b) == (small, big):
         return "min"
     if (a, b) == (big, small):
         return "max"
-    return "clamp" if strict and a == small and b == big.add(Affine.of_const(-1)) else None
+    if strict and a == small and b == big.add(Affine.of_const(-1)):
+        return "clamp"
+    return "fallback" if a == small and not b.terms and small.terms else None
 
 
 def _exact(c: Fraction) -> int | Fraction:

@@ -117,6 +117,9 @@ class Decisions:
         ia, ib = self.interval(a), self.interval(b)
         if str(self.gr.op(c).attrs.get("pred", "")).startswith("u") and (ia.lo < 0 or ib.lo < 0):
             return None  # an unsigned order of values that may be negative is not theirs
+        if shape == "fallback":  # the true arm is below big, the other a constant
+            top = min(ia.hi, self.interval(big).hi - (1 if side[1] else 0))
+            return Interval(min(ia.lo, ib.lo), max(top, ib.hi))
         if shape != "max":  # the true arm takes the smaller one: min (a clamp is min(u, v - 1))
             return Interval(min(ia.lo, ib.lo), min(ia.hi, ib.hi))
         return Interval(max(ia.lo, ib.lo), max(ia.hi, ib.hi))
