@@ -717,6 +717,55 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "32/8 x 128 + dW",
         "holdout12_workers:cudnn_gab_bwd",
     ),
+    # a thirteenth holdout set, triaged before any tuning (corpus/thirdparty/holdout13_workers.py)
+    "fi_token_sparse_sm100a": (
+        "sm_100a",
+        "flashinfer token-sparse attention inputs, int32: K/V slot lists of 1024 tokens x top-2048 (2 requests "
+        "each, pages of 64); group union masks, groups of 8, 65,536 keys",
+        "holdout13_workers:fi_token_sparse",
+    ),
+    "fi_sdsa_scores_sm100a": (
+        "sm_100a",
+        "flashinfer SDSA indexer paged scorer (tcgen05), decode, 64 groups x 2 rows, 1 head x 128, pages of 64, "
+        "f32 scores [128, 32768]: BF16 keys; NVFP4 keys + E4M3 scales",
+        "holdout13_workers:fi_sdsa_scores",
+    ),
+    "fi_sdsa_select_sm100a": (
+        "sm_100a",
+        "flashinfer SDSA indexer threshold select (tcgen05), BF16, 32 query tiles x 128, 8192 pages of 64, "
+        "context 65,536, top-2048 + 2048 slots, with repair",
+        "holdout13_workers:fi_sdsa_select",
+    ),
+    "fi_sdsa_topk_sm100a": (
+        "sm_100a",
+        "flashinfer SDSA indexer small kernels: thresholds from a sample (4096 x 1024); top-2048 from 4096 "
+        "candidates per row; BF16 paged key sample, 8 x 1024",
+        "holdout13_workers:fi_sdsa_topk",
+    ),
+    "fi_sdsa_qk_write_sm100a": (
+        "sm_100a",
+        "flashinfer SDSA indexer NVFP4 quantize-write: BF16 keys 4096 x 128, int64 slots, paged uint8 cache "
+        "(8192, 64, 64) + E4M3 scales; queries 512 x 128, int64 rows",
+        "holdout13_workers:fi_sdsa_qk_write",
+    ),
+    "quack_gemm_act_sm90a": (
+        "sm_90a",
+        "quack GEMM + activation epilogue mod (gemm_act), bf16 4096x8192x4096, default config: bias + GELU tanh, "
+        "D and PostAct; gated SwiGLU PostAct",
+        "holdout13_workers:quack_gemm_act",
+    ),
+    "fi_gdn_wy_decode_sm100a": (
+        "sm_100a",
+        "flashinfer GDN MTP decode, WY-parallel output-only kernel (frozen bf16 state pool 64 x 32 x 128 x 128), "
+        "B=8 T=8 H=16 HV=32, TMA + inline PTX",
+        "holdout13_workers:fi_gdn_wy_decode",
+    ),
+    "quack_gemm_dact_sm100a": (
+        "sm_100a",
+        "quack GEMM + activation-backward epilogue mod (gemm_dact), bf16 8192x8192x4096, default config: ReLU^2; "
+        "SiLU with f32 row scale + reduce",
+        "holdout13_workers:quack_gemm_dact",
+    ),
 }
 
 
