@@ -375,7 +375,13 @@ def test_a_select_falling_back_to_a_constant_is_below_the_compares_bound() -> No
     lt = b.op(Kind.ICMP, row, m, width=1, attrs={"pred": "slt"})
     kept = b.op(Kind.SELECT, lt, row, b.const(0))
     swapped = b.op(Kind.SELECT, lt, b.const(0), row)
+    n2 = b.op(Kind.ARG, width=32, attrs={"field": None})
+    wrapped = b.op(
+        Kind.SUB, row, b.op(Kind.SELECT, b.op(Kind.ICMP, row, n2, width=1, attrs={"pred": "slt"}), b.const(0), n2)
+    )
+    second = b.op(Kind.SELECT, lt, wrapped, b.const(0))  # row - (row >= n2 ? n2 : 0) if row < M else 0
     rg = _ranges(b)
+    assert rg.interval(_val(rg, second)).hi == 2**31 - 2
     assert rg.interval(_val(rg, kept)).hi == 2**31 - 2
     assert (((M, 1),), 0) in _terms(rg.bounds(_val(rg, kept)))  # M - 1, plus 1 for the 0 when M may be 0
     assert rg.interval(_val(rg, swapped)).hi > 2**31

@@ -197,7 +197,8 @@ class Relations:
         u, v = self._known(c, side[0]), self._known(c, 1 - side[0])  # the compare says u < v (or <=)
         if u is None or v is None:
             return
-        what, shape = f"{self.name(res)}", select_shape(a, b, u, v, side[1])
+        below = self.interval(a.add(u.scale(-1))).hi <= 0
+        what, shape = f"{self.name(res)}", select_shape(a, b, u, v, side[1], below)
         if shape == "min":
             self.relate(key, 1, u, f"{what} = min: <= {self.name(u)}")
             self.relate(key, 1, v, f"{what} = min: <= {self.name(v)}")
@@ -402,17 +403,18 @@ def select_compare(gr: Graph, n: int) -> tuple[int, tuple[int, bool]] | None:
     return None if side is None else (c.id, side)
 
 
-def select_shape(a: Affine, b: Affine, small: Affine, big: Affine, strict: bool) -> str | None:
+def select_shape(a: Affine, b: Affine, small: Affine, big: Affine, strict: bool, below: bool = False) -> str | None:
     """What ``select(small < big, a, b)`` is: ``"min"`` (arms small, big), ``"max"`` (big, small),
     ``"clamp"`` (small, big - 1 under a strict compare: min(small, big - 1)), ``"fallback"`` (small,
-    or a constant where the compare fails: ``row if row < n_rows else 0``), or None."""
+    or a constant where the compare fails: ``row if row < n_rows else 0``; ``below``: the caller's
+    ranges prove a <= small, as ``row - (row >= n ? n : 0)`` is), or None."""
     if (a, b) == (small, big):
         return "min"
     if (a, b) == (big, small):
         return "max"
     if strict and a == small and b == big.add(Affine.of_const(-1)):
         return "clamp"
-    return "fallback" if a == small and not b.terms and small.terms else None
+    return "fallback" if (a == small or below) and not b.terms and small.terms else None
 
 
 def _exact(c: Fraction) -> int | Fraction:
