@@ -13,7 +13,14 @@ Two facts hold whatever ``x`` and ``d``, because ``q`` is ``x / d`` itself (a di
   ``|q| <= |x| / 2``: ``q ± 1`` stays within ``±(|x| / 2 + 1)``, never past 2^31 for an i32 x;
 - with the sign test too (and a ``- 1``), the value is ``floor(x / d)`` exactly, so
   ``x - floor(x / d)·d`` is a floor remainder, between ``-|d|`` and ``|d|`` exclusive for either sign
-  of d (the sign of d's; in ``[0, d)`` for a positive d).
+  of d (the sign of d's; in ``[0, d)`` for a positive d);
+- with the same-sign test ``(x < 0) == (d < 0)`` (``x >= 0`` for a positive d) and a ``+ 1``, the
+  value is ``ceil(x / d)`` exactly (the DSL's ``ceil_div``, ``cute.ceil_div`` of a runtime value).
+
+For a positive d those give the floor multiples ``d·floor(x / d) <= x`` and ``d·ceil(x / d) <=
+x + d - 1`` (recorded as relations for a constant d); :meth:`FloorFixups.product_uppers` carries them
+through a product by a runtime d: a loop counter ``s < q - 1`` of a loop that runs ``q = ceil(X / d)``
+times strides ``(s + 1)·d <= X - 1`` (a split-KV loop over tiles ``kv_split_idx + s·kv_splits``).
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from irscan.ir import Kind
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from irscan.analysis.bounds import Upper
     from irscan.analysis.dataflow import Graph
     from irscan.analysis.ranges import Atom
     from irscan.ir import Op
@@ -42,10 +50,14 @@ class FloorFixups:
     quotients: dict[Any, tuple[Affine, Affine]]
     #: atom -> (x, d): the atom is floor(x / d) (a quotient with its fix-up, both conditions checked)
     floor_quotients: dict[Any, tuple[Affine, Affine]]
+    #: atom -> (x, d): the atom is ceil(x / d) (a quotient with its + 1 under the same-sign test)
+    ceil_quotients: dict[Any, tuple[Affine, Affine]]
+    uppers: dict[Any, list[Upper]]
 
     if TYPE_CHECKING:  # provided by the host class (irscan.analysis.ranges.Ranges)
 
         def _known(self, n: int, slot: int) -> Affine | None: ...
+        def relate(self, key: Any, mult: int, rhs: Affine, fact: str, lower: bool = False) -> None: ...
         def interval(self, a: Affine, least_harm: bool = False) -> Interval: ...
         def name(self, a: Affine) -> str: ...
         def _derived(
@@ -100,13 +112,64 @@ class FloorFixups:
         lo, hi = max(qv.lo, -half), min(qv.hi, half)
         iv = qv if lo > hi else qv.union(Interval(lo + step, hi + step))
         floor = step == -1 and any(self._opposite_signs(c, x, d) for c in leaves)
-        if floor:
-            name = f"floor({paren(self.name(x))} / {paren(self.name(d))})"
+        ceil = step == 1 and any(self._same_signs(c, x, d) for c in leaves)
+        if floor or ceil:
+            name = f"{'floor' if floor else 'ceil'}({paren(self.name(x))} / {paren(self.name(d))})"
         res = self._derived(n, name, iv, (q,))
         rk = _single(res)
-        if floor and rk is not None:
-            self.floor_quotients[rk] = (x, d)
+        if (floor or ceil) and rk is not None and res == Affine.of_atom(rk):
+            (self.floor_quotients if floor else self.ceil_quotients)[rk] = (x, d)
+            if d.is_const() and d.const > 0:
+                dividend = x if floor else x.add(Affine.of_const(d.const - 1))
+                self.relate(rk, d.const, dividend, f"{'floor' if floor else 'ceil'} multiple: "
+                            f"{d.const}*{paren(name)} <= {self.name(dividend)}")  # fmt: skip
         return res
+
+    def product_uppers(self, key: Any, guards: list[tuple[Affine, Affine, str]]) -> list[tuple[Affine, str]]:
+        """Upper bounds of the product atom ``key = u·d`` (d >= 1) from ``u <= q + k`` with q a floor,
+        ceil or non-negative quotient of some x by that same d: ``u·d <= q·d + k·d``, and ``q·d`` at
+        most x (floor) or x + d - 1 (ceil).  ``u <= q + k`` is u itself, or u with one term replaced by
+        an upper bound of it or a guard on it (``guards``: those dominating the use point)."""
+        f = self.atoms[key].factors
+        out: list[tuple[Affine, str]] = []
+        for u, d in (f, f[::-1]) if f is not None else ():
+            if self.interval(d).lo < 1:
+                continue
+            for cand, why in self._candidate_uppers(u, guards):
+                for qk, c in cand.terms:
+                    top = self._rounded_multiple(qk, d) if c == 1 else None
+                    rest = cand.add(Affine.of_atom(qk), -1)
+                    if top is None or not rest.is_const():
+                        continue
+                    rhs = top[0].add(d.scale(rest.const))
+                    facts = [w for w in (why, top[1]) if w]
+                    out.append((rhs, "; ".join(facts) + f", so {self.name(Affine.of_atom(key))} <= {self.name(rhs)}"))
+        return out[:4]
+
+    def _candidate_uppers(self, u: Affine, guards: list[tuple[Affine, Affine, str]]) -> list[tuple[Affine, str]]:
+        """u, and u with one positive term t replaced by an upper bound of t (a relation or a guard)."""
+        out = [(u, "")]
+        for t, c in u.terms:
+            if c <= 0:
+                continue
+            ups = [(up.rhs, up.fact) for up in self.uppers.get(t, ()) if up.mult == 1]
+            for x, rhs, fact in guards:  # x <= rhs on this path; x = t + const
+                if x.terms == ((t, 1),):
+                    ups.append((rhs.add(Affine.of_const(-x.const)), fact))
+            for rhs, fact in ups:
+                out.append((u.add(Affine.of_atom(t), -c).add(rhs.scale(c)), fact))
+        return out
+
+    def _rounded_multiple(self, qk: Any, d: Affine) -> tuple[Affine, str] | None:
+        """An upper bound of ``qk·d`` when atom qk is a quotient by d: (it, the fact), else None."""
+        q = self.name(Affine.of_atom(qk))
+        for table, slack in ((self.floor_quotients, False), (self.ceil_quotients, True), (self.quotients, False)):
+            xd = table.get(qk)
+            if xd is None or xd[1] != d or (table is self.quotients and self.interval(xd[0]).lo < 0):
+                continue
+            top = xd[0].add(d).add(Affine.of_const(-1)) if slack else xd[0]
+            return top, f"{paren(self.name(d))}*{paren(q)} <= {self.name(top)}"
+        return None
 
     def _leaves(self, sel: int) -> list[Op]:
         """The compares of select sel's condition: itself, or the two of an ``and`` (as the DSL writes)."""
@@ -127,6 +190,8 @@ class FloorFixups:
             return False
         u, v = self._known(c.id, 0), self._known(c.id, 1)
         for lhs, p in ((u, v), (v, u)):
+            if lhs == x and d.is_const() and p == Affine.of_atom(qk).scale(d.const):
+                return True  # by a constant the product is linear: q·d itself (Int32 x // 2)
             pk = _single(p) if p is not None else None
             at = self.atoms.get(pk)
             if lhs == x and at is not None and p == Affine.of_atom(pk) and at.factors is not None:
@@ -150,6 +215,36 @@ class FloorFixups:
         sides = [self._def(c.id, s) for s in (0, 1)]
         negs = [self._negative(s) if s is not None else None for s in sides]
         return set(negs) == {x, d}
+
+    def _same_signs(self, c: Op, x: Affine, d: Affine) -> bool:
+        """Compare c holds only when x and d have the same sign (or x is 0): ``(x < 0) == (d < 0)``
+        (MLIR), ``(x ^ d) >= 0`` (PTX), or ``x >= 0`` (also written ``(x < 0) == false``) for a d known
+        positive."""
+        d_pos = self.interval(d).lo >= 1
+        nonneg = self._nonnegative(c)
+        if nonneg is not None:
+            xor = self._def_of(nonneg)
+            if xor is not None and xor.kind is Kind.XOR and len(xor.operands) == 2:
+                return {self._known(xor.id, 0), self._known(xor.id, 1)} == {x, d}
+            return nonneg == x and d_pos
+        if c.kind is not Kind.ICMP or c.attrs.get("pred") != "eq" or len(c.operands) != 2:
+            return False
+        sides = [self._def(c.id, s) for s in (0, 1)]
+        negs = [self._negative(s) if s is not None else None for s in sides]
+        if set(negs) == {x, d}:
+            return True
+        return d_pos and any(negs[s] == x and self.gr.const_operand(c.id, 1 - s) == 0 for s in (0, 1))
+
+    def _nonnegative(self, c: Op) -> Affine | None:
+        """v when compare c is ``v >= 0`` or ``v > -1`` (either order), else None."""
+        if c.kind is not Kind.ICMP or len(c.operands) != 2:
+            return None
+        pred = c.attrs.get("pred")
+        for slot, bound in ((0, {"sge": 0, "sgt": -1}), (1, {"sle": 0, "slt": -1})):
+            k = bound.get(str(pred))
+            if k is not None and self.gr.const_operand(c.id, 1 - slot) == k:
+                return self._known(c.id, slot)
+        return None
 
     def _negative(self, c: Op) -> Affine | None:
         """v when compare c is ``v < 0`` (or ``0 > v``), else None."""

@@ -16,6 +16,7 @@ from irscan.analysis.intervals import Affine
 from irscan.ir import Kind
 
 if TYPE_CHECKING:
+    from irscan.analysis.bounds import Upper
     from irscan.analysis.dataflow import Graph
     from irscan.analysis.intervals import Interval
 
@@ -44,6 +45,9 @@ class LoopBounds:
         def interval(self, a: Affine, least_harm: bool = False) -> Interval: ...
         def name(self, a: Affine) -> str: ...
         def relate(self, key: Any, mult: int, rhs: Affine, fact: str, lower: bool = False) -> None: ...
+
+        uppers: dict[Any, list[Upper]]
+
         def _operand(self, n: int, slot: int) -> Eval[Affine]: ...
         def _const_operand(self, n: int, slot: int) -> int | None: ...
 
@@ -95,6 +99,32 @@ class LoopBounds:
             else:
                 return None
         return union
+
+    def relate_join(self, key: Any, vals: list[Affine]) -> None:
+        """A join is at most what bounds every value reaching it: ``count = 0`` on entry, then the
+        pipeline state's ``next_count`` (itself a counter below B) keeps ``count <= B``.  Candidates
+        are each value and the one-step upper bounds of a single-atom value; every other value must
+        equal the candidate, have it as an upper bound, or lie below it by the intervals."""
+        if len(vals) < 2:
+            return
+        cands: list[tuple[Affine, str]] = []
+        for v in vals:
+            cands.append((v, ""))
+            k = v.terms[0][0] if len(v.terms) == 1 and v.terms[0][1] == 1 else None
+            cands += [(v.add(Affine.of_atom(k), -1).add(up.rhs), up.fact)
+                      for up in self.uppers.get(k, ()) if up.mult == 1]  # fmt: skip
+        for rhs, fact in cands[:8]:
+            if rhs.terms and all(self._below(v, rhs) for v in vals):
+                what = f"join: every value reaching it is <= {self.name(rhs)}"
+                self.relate(key, 1, rhs, f"{fact}; {what}" if fact else what)
+
+    def _below(self, v: Affine, rhs: Affine) -> bool:
+        """``v <= rhs`` for every input: the same form, a recorded upper bound, or the intervals."""
+        if v == rhs or self.interval(v).hi <= self.interval(rhs).lo:
+            return True
+        k = v.terms[0][0] if len(v.terms) == 1 and v.terms[0][1] == 1 else None
+        rest = rhs.add(v, -1).add(Affine.of_atom(k)) if k is not None else None  # rhs - (v - atom)
+        return any(up.mult == 1 and up.rhs == rest for up in self.uppers.get(k, ()))
 
     def _step_of(self, d: int) -> int | None:
         op = self.gr.op(d)

@@ -90,6 +90,7 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod, Mag
     floors: dict[Any, tuple[Affine, int]] = field(default_factory=dict)
     fast_quotients: dict[Any, tuple[Affine, str]] = field(default_factory=dict)
     floor_quotients: dict[Any, tuple[Affine, Affine]] = field(default_factory=dict)
+    ceil_quotients: dict[Any, tuple[Affine, Affine]] = field(default_factory=dict)
     remainders: dict[Any, tuple[Affine, Affine, Affine]] = field(default_factory=dict)
     divisors: dict[Any, int] = field(default_factory=dict)
     magics: dict[Any, Magic] = field(default_factory=dict)
@@ -248,6 +249,8 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod, Mag
                     else:
                         iv = iv.union(Interval(iv.lo, bound))
                 res = self._atom(key, self._join_name(key, label, bool(cyclic)), iv, fixed)
+                if not cyclic:
+                    self.relate_join(key, vals)  # loops.py: at most what bounds each value
         finally:
             if not owned:
                 self._busy.discard(key)
