@@ -59,6 +59,7 @@ HOLDOUTS = {
         ("holdout-10", "holdout10_workers.py"),
         ("holdout-11", "holdout11_workers.py"),
         ("holdout-12", "holdout12_workers.py"),
+        ("holdout-13", "holdout13_workers.py"),
     )
 }
 
