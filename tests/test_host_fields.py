@@ -77,3 +77,31 @@ def test_a_scalar_every_launch_passes_as_one_constant_is_that_constant() -> None
     assert rg.name(_val(rg, off)) == "16384*ctaid.y"
     b, _ = _constant_launches(0, 4)  # two launches, two values: nothing is known
     assert module_constants(b.module, None) == {}
+
+
+def test_two_tensors_sharing_an_extent_are_peers_and_each_weighs_the_other() -> None:
+    """The host passes one value as two tensors' extents (flashinfer's KDA decode: the head count of
+    dt_bias and of the state pool): the threshold on one extent sizes the other (rule (c)), in MLIR
+    and (through meta) in PTX."""
+    from irscan.analysis.hostfields import module_peers
+    from irscan.checks.shared_extents import extent_peer_needs
+
+    b, _, _ = _module(second_tensor=True)
+    meta: dict[str, object] = {}
+    peers = module_peers(b.module, meta)
+    assert peers == {"k": {(0, (1, 0)): ((1, (1, 0)),), (1, (1, 0)): ((0, (1, 0)),)}}
+    assert module_peers(FnBuilder(ir="ptx").module, meta) == peers
+    dyn, one, static = (
+        {"kind": "dynamic", "width": 32},
+        {"kind": "static", "value": 1},
+        {"kind": "static", "value": 16384},
+    )
+    rows = [{"shape": dyn, "stride": static}, {"shape": static, "stride": one}]  # (?,16384):(16384,1)
+    args = [{"dtype": "f32", "modes": [{"shape": dyn, "stride": one}]}, {"dtype": "f32", "modes": rows}]
+    fn = b.module.functions[0]
+    gr = dataflow.build(b.module, fn, reaching_definitions)
+    rg = Ranges(gr, Facts.of(fn.attrs, None, (), None, None, peers["k"]), args)
+    (need,) = extent_peer_needs(rg, "arg0.shape[0]", 2**24)
+    assert (need.tensor, need.bytes) == ("arg1", 2**24 * 16384 * 4)
+    assert "arg0.shape[0] is also arg1.shape[0] (the launch sets both from one host value)" in need.why
+    assert extent_peer_needs(Ranges(gr, Facts.of(fn.attrs), args), "arg0.shape[0]", 2**24) == []

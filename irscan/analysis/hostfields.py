@@ -25,21 +25,15 @@ from irscan.ir import Kind, Module
 META_KEY = "_irscan_host_aliases"
 #: likewise for the fields every launch sets to one constant
 CONSTANTS_KEY = "_irscan_host_constants"
+#: likewise for the extents several parameters share
+PEERS_KEY = "_irscan_host_peers"
 FieldKey = tuple[int, tuple[int, ...]]  # (kernel parameter, struct path; () for a scalar)
+V = TypeVar("V")
 
 
 def module_aliases(module: Module, meta: dict[str, Any] | None) -> dict[str, dict[FieldKey, FieldKey]]:
     """Kernel name -> {field: its representative} for the fields its launches set from one host value."""
-    if module.ir != "mlir":
-        stored = meta.get(META_KEY) if isinstance(meta, dict) else None
-        try:  # written by the MLIR scan of this run
-            return {str(k): {_key(a): _key(b) for a, b in v} for k, v in (stored or {}).items()}
-        except (TypeError, ValueError, IndexError, AttributeError):
-            return {}
-    out = _every_launch(module, _launch_aliases)
-    if isinstance(meta, dict):
-        meta[META_KEY] = {k: [[[a[0], list(a[1])], [b[0], list(b[1])]] for a, b in v.items()] for k, v in out.items()}
-    return out
+    return _shared(module, meta, META_KEY, _launch_aliases, lambda b: [b[0], list(b[1])], _key)
 
 
 def module_constants(module: Module, meta: dict[str, Any] | None) -> dict[str, dict[FieldKey, int]]:
@@ -47,19 +41,38 @@ def module_constants(module: Module, meta: dict[str, Any] | None) -> dict[str, d
     one integer constant (flashinfer's KDA prefill passes ``head_base = Int32(0)`` at its only launch:
     in the kernel, ``16384*(head_base + ctaid.y / 2)`` is then ``16384*(ctaid.y / 2)``).  PTX: through
     meta.json's dict, as the aliases."""
+    return _shared(module, meta, CONSTANTS_KEY, _launch_constants, int, int)
+
+
+def module_peers(module: Module, meta: dict[str, Any] | None) -> dict[str, dict[FieldKey, tuple[FieldKey, ...]]]:
+    """Kernel name -> {extent field: the extent fields and scalars of *other* parameters} that every
+    launch sets from one host value: tensors sharing an extent (flashinfer's KDA decode passes the head
+    count as ``dt_bias``'s extent and as the state pool's), which rule (c) weighs as meta.json's
+    ``sym_peers`` (irscan/checks/shared_extents.py).  PTX: through meta.json's dict, as the aliases."""
+    return _shared(module, meta, PEERS_KEY, _launch_peers, lambda ms: [[m[0], list(m[1])] for m in ms],
+                   lambda ms: tuple(_key(m) for m in ms))  # fmt: skip
+
+
+def _shared(
+    module: Module,
+    meta: dict[str, Any] | None,
+    key: str,
+    per_launch: Callable[[dataflow.Graph, list[Any], list[int | None]], dict[FieldKey, V]],
+    encode: Callable[[V], Any],
+    decode: Callable[[Any], V],
+) -> dict[str, dict[FieldKey, V]]:
+    """What ``per_launch`` finds at every launch (MLIR), left in the meta dict under ``key`` for the
+    PTX scan of the same capture, which has no host code and reads it back."""
     if module.ir != "mlir":
-        stored = meta.get(CONSTANTS_KEY) if isinstance(meta, dict) else None
+        stored = meta.get(key) if isinstance(meta, dict) else None
         try:  # written by the MLIR scan of this run
-            return {str(k): {_key(a): int(c) for a, c in v} for k, v in (stored or {}).items()}
+            return {str(k): {_key(a): decode(b) for a, b in v} for k, v in (stored or {}).items()}
         except (TypeError, ValueError, IndexError, AttributeError):
             return {}
-    out = _every_launch(module, _launch_constants)
+    out = _every_launch(module, per_launch)
     if isinstance(meta, dict):
-        meta[CONSTANTS_KEY] = {k: [[[a[0], list(a[1])], c] for a, c in v.items()] for k, v in out.items()}
+        meta[key] = {k: [[[a[0], list(a[1])], encode(b)] for a, b in v.items()] for k, v in out.items()}
     return out
-
-
-V = TypeVar("V")
 
 
 def _every_launch(
@@ -104,25 +117,45 @@ def _launch_aliases(gr: dataflow.Graph, params: list[Any], args: list[int | None
     """The fields of one launch's arguments that hold the same host value (an op, or a host field
     read), each mapped to the group's representative (the tensor's field, the lowest; a scalar reads
     as it).  Fields of two tensors are left apart: what one tensor's extent weighs is not the other's."""
+    out: dict[FieldKey, FieldKey] = {}
+    for members in _groups(gr, params, args, ("shape", "stride")):
+        tensors = {j for j, path in members if path}
+        if len(members) > 1 and len(tensors) <= 1:  # one tensor's fields and scalars; tensors sharing an
+            rep = min(members, key=lambda m: (m[1] == (), m))  # extent are sym_peers' (checks/shared_extents.py)
+            out.update({m: rep for m in members})
+    return out
+
+
+def _launch_peers(
+    gr: dataflow.Graph, params: list[Any], args: list[int | None]
+) -> dict[FieldKey, tuple[FieldKey, ...]]:
+    """The extent fields (and scalars) of one launch set from one host value that span several
+    parameters: each mapped to the others.  Strides stay out (a stride equal to an extent is a
+    layout's, not a size)."""
+    out: dict[FieldKey, tuple[FieldKey, ...]] = {}
+    for members in _groups(gr, params, args, ("shape",)):
+        if len({j for j, _ in members}) > 1:
+            out.update({m: tuple(x for x in members if x[0] != m[0]) for m in members})
+    return out
+
+
+def _groups(
+    gr: dataflow.Graph, params: list[Any], args: list[int | None], parts: tuple[str, ...]
+) -> list[list[FieldKey]]:
+    """The parameter fields (of these ``parts``, and scalars) of one launch grouped by the host value
+    each is set from: a host field read is the same value wherever it is read, else the one op."""
     groups: dict[Any, list[FieldKey]] = {}
     for j, p in enumerate(params):
         node = args[j] if j < len(args) else None
         if node is None:
             continue
         scalar = isinstance(p.shape, int)  # an integer parameter; else a struct's shape/stride fields
-        for path in [()] if scalar else [f.path for f in tensor_fields(j, p.shape) if f.part in ("shape", "stride")]:
+        for path in [()] if scalar else [f.path for f in tensor_fields(j, p.shape) if f.part in parts]:
             leaf = _resolve(gr, node, path)
-            # a host field read is the same value wherever it is read; else the one op inserted there
             src = None if leaf is None else ("host", leaf[1]) if leaf[1] is not None else ("op", leaf[0])
             if src is not None and src[1] is not None:
                 groups.setdefault(src, []).append((j, path))
-    out: dict[FieldKey, FieldKey] = {}
-    for members in groups.values():
-        tensors = {j for j, path in members if path}
-        if len(members) > 1 and len(tensors) <= 1:  # one tensor's fields and scalars; tensors sharing an
-            rep = min(members, key=lambda m: (m[1] == (), m))  # extent are sym_peers' (checks/shared_extents.py)
-            out.update({m: rep for m in members})
-    return out
+    return list(groups.values())
 
 
 def _key(x: Any) -> FieldKey:

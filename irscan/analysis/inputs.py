@@ -42,6 +42,8 @@ class Facts:
     aliases: dict[FieldKey, FieldKey] = field(default_factory=dict)
     #: parameter fields every launch sets to one constant -> that constant (hostfields.module_constants)
     constants: dict[FieldKey, int] = field(default_factory=dict)
+    #: an extent field -> other parameters' extents and scalars set from one host value (module_peers)
+    peers: dict[FieldKey, tuple[FieldKey, ...]] = field(default_factory=dict)
 
     @staticmethod
     def of(
@@ -50,6 +52,7 @@ class Facts:
         host_grid: tuple[GridDim, ...] = (),
         aliases: dict[FieldKey, FieldKey] | None = None,
         constants: dict[FieldKey, int] | None = None,
+        peers: dict[FieldKey, tuple[FieldKey, ...]] | None = None,
     ) -> Facts:
         m = meta_launch or {}
 
@@ -68,6 +71,7 @@ class Facts:
             host_grid=host_grid,
             aliases=aliases or {},
             constants=constants or {},
+            peers=peers or {},
         )
 
 
@@ -129,6 +133,14 @@ class Inputs:
         fact = f"grid from host: nctaid.{dim_name(axis)} = ceil({self.atoms[extent.terms[0][0]].name} / {hd.tile})"
         self.relate(n, hd.tile, extent.add(Affine.of_const(hd.tile - 1 if grid == "nctaid" else -1)), fact)
         return res
+
+    def field_atom(self, param: int, path: tuple[int, ...]) -> Affine | None:
+        """The value kernel parameter ``param``'s field at ``path`` reads as (checks/shared_extents.py)."""
+        return self._field_atom(param, path)
+
+    def fields_of(self, index: int) -> list[Field]:
+        """Parameter ``index``'s fields, named by the capture's layout facts where it has them."""
+        return self._fields_of(index)
 
     def _field_atom(self, param: int, path: tuple[int, ...]) -> Affine | None:
         """The atom of kernel parameter ``param``'s field at ``path`` (whether or not the kernel reads it)."""

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from irscan.analysis.params import field_by_path
 from irscan.analysis.ranges import Ranges
-from irscan.checks.memory import _SHAPE, Need, element_bits, least_extent
+from irscan.checks.memory import _SHAPE, Need, element_bits, extent_need, least_extent
 
 
 def _sym_mode(tensor: dict[str, Any]) -> tuple[int, str] | None:
@@ -84,8 +85,31 @@ def shared_extent_needs(rg: Ranges, needs: list[Need]) -> list[Need]:
 
 
 def extent_peer_needs(rg: Ranges, input_name: str, at: int) -> list[Need]:
-    """The input is tensor K's extent of mode m, a ``sym`` other host tensors share: each of them with
-    that extent at ``at`` (the caller weighs the largest)."""
+    """The input is tensor K's extent of mode m, a ``sym`` other host tensors share, or an extent (or a
+    scalar) the host sets from the value it sets other parameters' extents from: each of them with that
+    extent at ``at`` (the caller weighs the largest)."""
+    return _launch_peer_needs(rg, input_name, at) + _sym_peer_needs(rg, input_name, at)
+
+
+def _launch_peer_needs(rg: Ranges, input_name: str, at: int) -> list[Need]:
+    """The kernel parameters whose extents every launch sets from the host value ``input_name`` is
+    (irscan/analysis/hostfields.py, ``module_peers``): each tensor with that extent at ``at``."""
+    out: list[Need] = []
+    for (param, path), others in rg.facts.peers.items() if at > 0 else ():
+        atom = rg.field_atom(param, path)
+        if atom is None or rg.name(atom) != input_name:
+            continue
+        for j, other in others:
+            f = field_by_path(rg.fields_of(j), other)
+            need = extent_need(rg, f.name, at) if f is not None and f.part == "shape" else None
+            if need is not None:
+                why = f"{input_name} is also {f.name} (the launch sets both from one host value): {need.why}"  # type: ignore[union-attr]
+                out.append(Need(need.tensor, need.bytes, why))
+        break
+    return out
+
+
+def _sym_peer_needs(rg: Ranges, input_name: str, at: int) -> list[Need]:
     m = _SHAPE.match(input_name)
     k = int(m.group(1)) if m else -1
     meta = rg.meta_args[k] if 0 <= k < len(rg.meta_args) else None
