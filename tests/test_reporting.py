@@ -281,26 +281,15 @@ def test_a_ptx_twin_is_held_back_by_its_mlir_twins_proof(mlir_held: str | None, 
         )
 
 
-@pytest.mark.parametrize(
-    ("ptx_held", "ptx_at", "held"),
-    [("(a) it never wraps: value <= 2,147,483,646 (guard: row < n dominates)", "2^31", True),
-     ("(a) it never wraps: value <= 4,294,967,294 (guard: row < n dominates)", "2^32", False),  # zero-extended
-     ("(a) a coordinate bounded by an i32 extent: value <= arg0.shape[0]", "2^31", False),
-     ("(c) at the wrap arg0 needs 550 GB: more than 309.2 GB", "2^31", False)],
-)  # fmt: skip
-def test_an_mlir_twin_is_held_back_by_its_ptx_twins_proof_at_the_same_limit(
-    ptx_held: str, ptx_at: str, held: bool
-) -> None:
-    """The PTX proves the access's index never leaves the range (a guard NVVM kept where the MLIR scan
-    lost it): the MLIR twin, checked against the same limit, is held back with it; a zero-extended PTX
-    index below 2^32, a within-a-tile coordinate or memory (c) say nothing of the MLIR's 2^31."""
+def test_an_mlir_twin_is_never_held_back_by_its_ptx_twins_proof() -> None:
+    """flashinfer's SDSA NVFP4 write (holdout 13): NVVM widened ``i*stride``, so the PTX's 32-bit value is
+    only ``i``, which a guard keeps in range; the MLIR's i32 product still wraps (undefined behaviour)."""
     m = _finding(id="m", access=_sink(31), wraps_when={"text": "x", "wraps_at": "2^31"})
-    p = _finding(id="p", ir="ptx", ir_file="cap/module.ptx", access=_sink(31), rule_suppressed=ptx_held,
-                 wraps_when={"text": "x", "wraps_at": ptx_at})  # fmt: skip
+    p = _finding(id="p", ir="ptx", ir_file="cap/module.ptx", access=_sink(31),
+                 rule_suppressed="(a) it never wraps: value <= 2,147,483,646 (guard: i < n dominates)",
+                 wraps_when={"text": "x", "wraps_at": "2^31"})  # fmt: skip
     pair_twins([m, p], {("mlir", m.kernel), ("ptx", m.kernel)})
-    assert m.twin == "p" and bool(m.rule_suppressed) == held
-    if held:
-        assert m.rule_suppressed == "(a) as its PTX twin (the same access): " + ptx_held.removeprefix("(a) ")
+    assert m.twin == "p" and m.rule_suppressed is None
 
 
 def test_a_ptx_finding_shared_by_two_statements_is_named_by_both_mlir_findings() -> None:

@@ -99,22 +99,15 @@ def pair_twins(findings: list[Finding], scanned: set[tuple[str, str]]) -> None:
 
 
 def _held_as_twin(m: Finding, p: Finding) -> None:
-    """A PTX finding whose MLIR twin of the same check rule (a) proves in range is held back with it
-    (and an MLIR finding whose PTX twin it proves never wraps at the same limit).
+    """A PTX finding whose MLIR twin of the same check rule (a) proves in range is held back with it.
 
     The PTX computes the same access's index from the same inputs; where the MLIR value provably stays
     below the limit, so does the PTX one (NVVM may reassociate, but a wrap of an intermediate is undone
     modulo 2^32 when the final value fits).  What PTX loses on the way is the proof: a guard moved to
     a rotated loop's latch, a shuffled copy of a scheduler's tile, a bound spread over two registers.
-    A narrowing of NVVM's own is another check (trunc-then-extend), never held back this way."""
+    A narrowing of NVVM's own is another check (trunc-then-extend), never held back this way.  Never the
+    other way: where NVVM widened a multiply, the PTX's 32-bit value is only a coordinate of the MLIR's
+    (``i`` of ``i*stride``), and its proof says nothing of the MLIR's product."""
     why = m.rule_suppressed or ""
     if m.check == p.check and why.startswith("(a)") and not p.rule_suppressed:
         p.rule_suppressed = f"(a) as its MLIR twin (the same access): {why.removeprefix('(a) ')}"
-    # The other way only for a proof that the PTX value never leaves the range MLIR's is checked
-    # against (the same limit: a zero-extended PTX index below 2^32 says nothing of 2^31): the binary's
-    # index is the source's, so its bound is the source's too, where the MLIR scan lost the guard
-    # (a compare NVVM kept only in the PTX, a loop the MLIR joins).
-    why = p.rule_suppressed or ""
-    same_limit = (p.wraps_when or {}).get("wraps_at") == (m.wraps_when or {}).get("wraps_at")
-    if m.check == p.check and why.startswith("(a) it never wraps") and same_limit and not m.rule_suppressed:
-        m.rule_suppressed = f"(a) as its PTX twin (the same access): {why.removeprefix('(a) ')}"
