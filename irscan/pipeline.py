@@ -13,7 +13,7 @@ from typing import Any
 
 from irscan import checks
 from irscan.analysis import dataflow
-from irscan.analysis.hostfields import module_aliases, module_constants, module_peers
+from irscan.analysis.hostfields import module_aliases, module_caps, module_constants, module_peers
 from irscan.analysis.hostgrid import module_grids
 from irscan.analysis.ranges import Facts, Ranges
 from irscan.capturing.store import META_FILE, find_captures, load
@@ -101,6 +101,7 @@ def scan_module(module: Module, meta: dict[str, Any] | None = None) -> ScanResul
     aliases = module_aliases(module, meta)  # kernel fields the host sets from one value (likewise)
     constants = module_constants(module, meta)  # kernel fields every launch sets to one constant
     peers = module_peers(module, meta)  # extents several parameters take from one host value
+    caps = module_caps(module, meta)  # fields the host computes as quotients of 32-bit values
     reaching = None
     if module.ir == "ptx":
         from irscan.analysis.reaching import reaching_definitions
@@ -120,6 +121,7 @@ def scan_module(module: Module, meta: dict[str, Any] | None = None) -> ScanResul
             aliases.get(fn.name),
             constants.get(fn.name),
             peers.get(fn.name),
+            caps.get(fn.name),
         )
         rg = Ranges(gr, facts, km.get("args", []))
         ctx = checks.Context(fn.name, module.path, km.get("file"), km.get("line"))

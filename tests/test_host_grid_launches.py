@@ -7,7 +7,11 @@ from __future__ import annotations
 from irbuild import FnBuilder
 from test_bounds import TENSOR, _ranges, _val
 
+from irscan.analysis import dataflow
+from irscan.analysis.hostfields import module_caps
 from irscan.analysis.hostgrid import CONFIG_STRUCT, GridDim, module_grids
+from irscan.analysis.ranges import Facts, Ranges
+from irscan.analysis.reaching import reaching_definitions
 from irscan.ir import Kind
 
 
@@ -57,3 +61,29 @@ def test_each_launch_takes_the_grid_of_its_own_config() -> None:
     grids = module_grids(b.module, None)
     assert grids["k2"][0] == GridDim(0, 0, (1, 0), 1)  # rows, not the first launch's constant 1
     assert [g.cap for g in grids["k2"]] == [None, 1, 1]
+
+
+def test_a_grid_that_is_a_kernel_field_bounds_ctaid_though_its_dividend_is_none() -> None:
+    """flashinfer's SDSA scorer: ``jobs = query.shape[0] // 2`` is the grid and the extent of the TMA
+    tensor the kernel gets (the query itself is no kernel argument): ctaid.x < that field; and the
+    field, a quotient of a 32-bit host value by 2, is at most 2^30 (hostfields.module_caps), so
+    ``2*ctaid.x`` never reaches 2^31."""
+    b = FnBuilder()
+    b.param("%arg0", TENSOR)
+    twice = b.op(Kind.MUL, b.op(Kind.SREG, attrs={"sreg": "ctaid.x"}), b.const(2))
+    b.function("host")
+    q = b.param("%arg0", TENSOR)
+    jobs = b.op(Kind.DIV, b.op(Kind.EXTRACT, q, attrs={"path": (1, 0)}), b.const(2), attrs={"signed": True})
+    view = b.op(Kind.INSERT, jobs, b.op(Kind.OPAQUE, width=0, name="llvm.mlir.undef"), width=0,
+                attrs={"path": (1, 0)})  # fmt: skip
+    _launch(b, "k", (jobs, b.const(1), b.const(1)), view)
+    grids = module_grids(b.module, None)
+    assert grids["k"][0] == GridDim(0, 0, (1, 0), 1)  # the field itself, tile 1
+    caps = module_caps(b.module, None)
+    assert caps == {"k": {(0, (1, 0)): 2**30}}
+    rg = _ranges(b, grid=grids["k"])
+    assert rg.interval(_val(rg, twice)).hi > 2**31  # without the cap the field is any i32
+    fn = b.module.functions[0]
+    facts = Facts.of(fn.attrs, None, grids["k"], None, None, None, caps["k"])
+    rg = Ranges(dataflow.build(b.module, fn, reaching_definitions), facts)
+    assert rg.interval(_val(rg, twice)).hi == 2 * (2**30 - 1)

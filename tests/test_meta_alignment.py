@@ -86,3 +86,17 @@ def test_entries_that_do_not_line_up_give_no_facts() -> None:
     mode = {"shape": {"kind": "static", "value": 4}, "stride": {"kind": "static", "value": 1}}
     memref = {"type": '!cute.memref<f32, gmem, "(4):(1)">', "modes": [mode]}
     assert Ranges(gr, Facts.of(b.fn.attrs), [memref]).meta_args == [memref]
+
+
+def test_a_tma_coordinate_tensor_takes_its_atoms_element_type() -> None:
+    """The DSL's (TMA atom, coordinate tensor) pair: the tensor's extents are the global tensor's, of the
+    atom's element (bf16, 16 bits: rule (c) can weigh it); a coordinate tensor after anything else stays
+    of unknown element."""
+    from irscan.analysis.params import with_tma_elements
+    from irscan.checks.memory import element_bits
+
+    atom = {"type": "!cute_nvgpu.atom.non_exec_tiled_tma_load<sm_90, bf16, copy_bits = 65536, tma_gbasis = <>>"}
+    coord = {"type": '!cute.coord_tensor<"(0,0,0)", "(2,128,?):(1@1,1@0,1@2)">', "dtype": "coord"}
+    paired, alone = with_tma_elements([atom, coord, {"type": "i32"}, coord])[1::2]
+    assert element_bits(paired) == 16 and paired["element"] == "bf16"
+    assert element_bits(alone) is None and "element" not in coord  # the caller's entries are left as they were

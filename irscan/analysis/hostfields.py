@@ -17,7 +17,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from irscan.analysis import dataflow
-from irscan.analysis.hostgrid import _launched, _resolve, launch_operands
+from irscan.analysis.bounds import I32_MAX
+from irscan.analysis.hostgrid import _ceil_div, _launched, _resolve, launch_operands
 from irscan.analysis.params import tensor_fields
 from irscan.ir import Kind, Module
 
@@ -27,6 +28,8 @@ META_KEY = "_irscan_host_aliases"
 CONSTANTS_KEY = "_irscan_host_constants"
 #: likewise for the extents several parameters share
 PEERS_KEY = "_irscan_host_peers"
+#: likewise for the fields every launch sets to a quotient (or a clamp) of a 32-bit host value
+CAPS_KEY = "_irscan_host_caps"
 FieldKey = tuple[int, tuple[int, ...]]  # (kernel parameter, struct path; () for a scalar)
 V = TypeVar("V")
 
@@ -51,6 +54,14 @@ def module_peers(module: Module, meta: dict[str, Any] | None) -> dict[str, dict[
     ``sym_peers`` (irscan/checks/shared_extents.py).  PTX: through meta.json's dict, as the aliases."""
     return _shared(module, meta, PEERS_KEY, _launch_peers, lambda ms: [[m[0], list(m[1])] for m in ms],
                    lambda ms: tuple(_key(m) for m in ms))  # fmt: skip
+
+
+def module_caps(module: Module, meta: dict[str, Any] | None) -> dict[str, dict[FieldKey, int]]:
+    """Kernel name -> {field: the most it holds} for the fields every launch sets to a quotient of a
+    32-bit host value by a constant, or a clamp to one (flashinfer's SDSA scorer hands the kernel its
+    query as a TMA tensor of ``query.shape[0] // 2`` jobs: at most 2^30 - 1, so ``2*job + r`` stays
+    below 2^31).  PTX: through meta.json's dict, as the aliases."""
+    return _shared(module, meta, CAPS_KEY, _launch_caps, int, int)
 
 
 def _shared(
@@ -110,6 +121,28 @@ def _launch_constants(gr: dataflow.Graph, params: list[Any], args: list[int | No
             value = op.attrs.get("value") if op is not None and op.kind is Kind.CONST else None
             if isinstance(value, int) and not isinstance(value, bool):
                 out[(j, path)] = value
+    return out
+
+
+def _launch_caps(gr: dataflow.Graph, params: list[Any], args: list[int | None]) -> dict[FieldKey, int]:
+    """The fields of one launch's arguments the host computes as ``F // t`` or ``ceil(F / t)`` (t > 1)
+    of a 32-bit ``F``, or ``min(v, c)``: at most ``ceil((2^31 - 1) / t)`` (or c) whatever F is."""
+    out: dict[FieldKey, int] = {}
+    for j, p in enumerate(params):
+        node = args[j] if j < len(args) else None
+        if node is None or isinstance(p.shape, int):
+            continue
+        for path in [f.path for f in tensor_fields(j, p.shape) if f.part == "shape"]:
+            leaf = _resolve(gr, node, path)
+            ct = _ceil_div(gr, leaf[0]) if leaf is not None and leaf[0] is not None else None
+            if ct is None:
+                continue
+            src, tile, cap = ct
+            tops = [c for c in (cap,) if c is not None]
+            if src is not None and tile > 1 and gr.op(src).width == 32:
+                tops.append(-(-I32_MAX // tile))
+            if tops:
+                out[(j, path)] = min(tops)
     return out
 
 

@@ -150,6 +150,11 @@ def _host_launches(module: Module, fn: Function, kernels: list[Function]) -> lis
                 continue
             src, tile, cap = ct
             at = _kernel_field(gr, ker, ops[1:], src) if src is not None else None
+            if at is None and src is not None and src != node:
+                # the grid value itself is a kernel field where its dividend is none: flashinfer's SDSA
+                # scorer launches jobs = query.shape[0] // rows blocks and hands the kernel the query
+                # as a TMA tensor of (rows, d, jobs), so ctaid.x < that tensor's extent
+                at, tile = _kernel_field(gr, ker, ops[1:], node), 1
             if at is not None:
                 dims.append(GridDim(axis, at[0], at[1], tile, cap))
             elif cap is not None:

@@ -13,7 +13,16 @@ from typing import TYPE_CHECKING, Any
 from irscan.analysis.hostfields import FieldKey
 from irscan.analysis.hostgrid import GridDim
 from irscan.analysis.intervals import Affine, Interval, free_range
-from irscan.analysis.params import Field, align_meta, divisor, field_at, field_by_path, meta_fields, tensor_fields
+from irscan.analysis.params import (
+    Field,
+    align_meta,
+    divisor,
+    field_at,
+    field_by_path,
+    meta_fields,
+    tensor_fields,
+    with_tma_elements,
+)
 from irscan.ir import SREG_RANGES, Kind, Op, ParamField
 from irscan.ir.isa import CTA_ID_OF
 
@@ -44,6 +53,8 @@ class Facts:
     constants: dict[FieldKey, int] = field(default_factory=dict)
     #: an extent field -> other parameters' extents and scalars set from one host value (module_peers)
     peers: dict[FieldKey, tuple[FieldKey, ...]] = field(default_factory=dict)
+    #: a field every launch sets to a quotient or clamp of a 32-bit host value -> its most (module_caps)
+    caps: dict[FieldKey, int] = field(default_factory=dict)
 
     @staticmethod
     def of(
@@ -53,6 +64,7 @@ class Facts:
         aliases: dict[FieldKey, FieldKey] | None = None,
         constants: dict[FieldKey, int] | None = None,
         peers: dict[FieldKey, tuple[FieldKey, ...]] | None = None,
+        caps: dict[FieldKey, int] | None = None,
     ) -> Facts:
         m = meta_launch or {}
 
@@ -72,6 +84,7 @@ class Facts:
             aliases=aliases or {},
             constants=constants or {},
             peers=peers or {},
+            caps=caps or {},
         )
 
 
@@ -96,6 +109,7 @@ class Inputs:
         its list also holds the compile-time arguments, which have no parameter.  When the two do not
         line up, by position only if there is one entry per parameter (else positions would hand one
         tensor's layout to another parameter), and none otherwise."""
+        meta_args = with_tma_elements(meta_args)
         al = align_meta(self.gr.fn.params, meta_args, self.gr.module.ir == "ptx")
         self.meta_unaligned = al is None and bool(meta_args)  # said in the report (pipeline.py)
         if al is None:
@@ -162,7 +176,11 @@ class Inputs:
             got = self._field_atom(*rep)
             if got is not None:
                 return got
-        res = self._atom(key, named.name, free_range(max(w, named.width)), False)
+        iv = free_range(max(w, named.width))
+        cap = self.facts.caps.get((param, named.path))
+        if cap is not None:  # the host computes it as a quotient of a 32-bit value (hostfields.module_caps)
+            iv = Interval(iv.lo, max(iv.lo, min(iv.hi, cap)))
+        res = self._atom(key, named.name, iv, False)
         self.atoms[key].extent = True
         d = divisor(self.meta_args[param] if 0 <= param < len(self.meta_args) else None, named)
         if d > 1:

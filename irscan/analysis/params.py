@@ -111,6 +111,23 @@ def layout_divisor(text: str) -> int:
     return max(int(m.group(1)), 1) if m else 1
 
 
+_TMA_ATOM = re.compile(r"^!cute_nvgpu\.atom\.non_exec_tiled_tma_\w+<(?:sm_\w+,\s*)?([A-Za-z]\w*)\s*,")
+
+
+def with_tma_elements(meta_args: list[Any]) -> list[Any]:
+    """The entries, a TMA coordinate tensor given the element type of the TMA atom right before it
+    (``element``): the DSL's ``make_tiled_tma_atom`` returns the pair, and kernels take them in that
+    order (``tma_atom_a, mA``), so the coordinate tensor's extents are the global tensor's, of that
+    element (rule (c) weighs it: irscan/checks/memory.py ``element_bits``)."""
+    out = list(meta_args)
+    for j in range(1, len(out)):
+        prev, cur = out[j - 1], out[j]
+        m = _TMA_ATOM.match(str(prev.get("type", ""))) if isinstance(prev, dict) else None
+        if m and isinstance(cur, dict) and cur.get("dtype") == "coord" and "element" not in cur:
+            out[j] = {**cur, "element": m.group(1)}
+    return out
+
+
 #: a static extent this large is a placeholder, not a size: kernels wrap a raw pointer as
 #: ``make_tensor(ptr, make_layout((1 << 31) - 1))`` ("int32 offsets, no bounds checks"), and an access in
 #: bounds of it proves nothing about the buffer behind the pointer

@@ -78,8 +78,9 @@ class Need:
 
 
 def element_bits(meta_arg: dict[str, Any] | None) -> int | None:
-    """Bits of one element of a tensor argument (``bf16`` -> 16, ``f8E4M3FN`` -> 8), None if unknown."""
-    dtype = str((meta_arg or {}).get("dtype") or "")
+    """Bits of one element of a tensor argument (``bf16`` -> 16, ``f8E4M3FN`` -> 8; a TMA coordinate
+    tensor's, its atom's ``element``), None if unknown."""
+    dtype = str((meta_arg or {}).get("element") or (meta_arg or {}).get("dtype") or "")
     m = _BITS.search(dtype)
     return int(m.group(1)) if m else None
 
