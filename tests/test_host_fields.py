@@ -105,3 +105,30 @@ def test_two_tensors_sharing_an_extent_are_peers_and_each_weighs_the_other() -> 
     assert (need.tensor, need.bytes) == ("arg1", 2**24 * 16384 * 4)
     assert "arg0.shape[0] is also arg1.shape[0] (the launch sets both from one host value)" in need.why
     assert extent_peer_needs(Ranges(gr, Facts.of(fn.attrs), args), "arg0.shape[0]", 2**24) == []
+
+
+def test_an_access_far_into_one_peer_sizes_the_other() -> None:
+    """flashinfer's MSA prefill: the index table (1,?,16):(?,16,1) i32 and q (?,16,128) bf16 take one
+    token count from the launch; at the wrap an access 8.6 GB into the table needs 2^27 tokens, and q
+    then holds 550 GB (a mode of one element adds nothing, whatever its stride)."""
+    from irscan.analysis.hostfields import module_peers
+    from irscan.checks.memory import Need
+    from irscan.checks.shared_extents import shared_extent_needs
+
+    b, _, _ = _module(second_tensor=True)
+    peers = module_peers(b.module, None)
+    dyn, dyn64 = {"kind": "dynamic", "width": 32}, {"kind": "dynamic", "width": 64}
+
+    def st(v: int) -> dict[str, object]:
+        return {"kind": "static", "value": v}
+
+    table = {"dtype": "i32", "modes": [{"shape": st(1), "stride": dyn64}, {"shape": dyn, "stride": st(16)},
+                                       {"shape": st(16), "stride": st(1)}]}  # fmt: skip
+    q = {"dtype": "bf16", "modes": [{"shape": dyn, "stride": st(2048)}, {"shape": st(16), "stride": st(128)},
+                                    {"shape": st(128), "stride": st(1)}]}  # fmt: skip
+    fn = b.module.functions[0]
+    rg = Ranges(dataflow.build(b.module, fn, reaching_definitions), Facts.of(fn.attrs, None, (), None, None,
+                peers["k"]), [table, q])  # fmt: skip
+    (need,) = shared_extent_needs(rg, [Need("arg0", 2**31 * 4, "the access is 4 bytes per unit")])
+    assert (need.tensor, need.bytes) == ("arg1", 2**27 * 2048 * 2)
+    assert "that far into arg0 needs arg0.shape[1] >= 134,217,728" in need.why

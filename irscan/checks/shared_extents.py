@@ -15,20 +15,21 @@ from irscan.analysis.ranges import Ranges
 from irscan.checks.memory import _SHAPE, Need, element_bits, extent_need, least_extent
 
 
-def _sym_mode(tensor: dict[str, Any]) -> tuple[int, str] | None:
-    """The one dynamic shape mode of ``tensor`` (a meta.json tensor record) and its ``sym``, when every
-    other mode is static; None otherwise."""
+def _dynamic_mode(tensor: dict[str, Any]) -> tuple[int, str | None] | None:
+    """The one dynamic shape mode of ``tensor`` (a meta.json tensor record) and its ``sym`` (None when
+    it has none), when every other mode is static; None otherwise."""
     dyn = [(i, md) for i, md in enumerate(tensor.get("modes") or []) if (md.get("shape") or {}).get("kind") != "static"]
-    if len(dyn) != 1 or not isinstance((dyn[0][1].get("shape") or {}).get("sym"), str):
+    if len(dyn) != 1:
         return None
-    return dyn[0][0], dyn[0][1]["shape"]["sym"]
+    sym = (dyn[0][1].get("shape") or {}).get("sym")
+    return dyn[0][0], sym if isinstance(sym, str) else None
 
 
-def _extent_for_offset(tensor: dict[str, Any], offset_bytes: int) -> tuple[str, int] | None:
-    """(sym, smallest extent): a tensor of one dynamic mode and static strides holding an element
-    ``offset_bytes`` into it spans past it, so its dynamic extent s has (s - 1)*stride + (what the other
-    modes span) > the element's offset."""
-    found, bits = _sym_mode(tensor), element_bits(tensor)
+def _extent_for_offset(tensor: dict[str, Any], offset_bytes: int) -> tuple[int, str | None, int] | None:
+    """(mode, its sym, smallest extent): a tensor of one dynamic mode and static strides holding an
+    element ``offset_bytes`` into it spans past it, so its dynamic extent s has (s - 1)*stride + (what
+    the other modes span) > the element's offset."""
+    found, bits = _dynamic_mode(tensor), element_bits(tensor)
     if found is None or bits is None or bits % 8:
         return None
     mode, sym = found
@@ -36,6 +37,8 @@ def _extent_for_offset(tensor: dict[str, Any], offset_bytes: int) -> tuple[str, 
     for i, md in enumerate(tensor["modes"]):
         st = (md.get("stride") or {}).get("value")
         ext = (md.get("shape") or {}).get("value")
+        if i != mode and ext == 1:
+            continue  # a mode of one element adds nothing, whatever its stride: (1,?,16):(?,16,1)
         if (md.get("stride") or {}).get("kind") != "static" or not isinstance(st, int):
             return None
         if i == mode:
@@ -44,7 +47,7 @@ def _extent_for_offset(tensor: dict[str, Any], offset_bytes: int) -> tuple[str, 
             other += (max(ext, 1) - 1) * max(st, 0)
     if not step or step < 0:
         return None
-    return sym, max((elem - other) // step + 1, 1)
+    return mode, sym, max((elem - other) // step + 1, 1)
 
 
 def _peer_bytes(peer: dict[str, Any], sym: str, count: int) -> int | None:
@@ -71,13 +74,22 @@ def shared_extent_needs(rg: Ranges, needs: list[Need]) -> list[Need]:
     for need in needs:
         k = int(need.tensor.removeprefix("arg")) if need.tensor.removeprefix("arg").isdigit() else -1
         meta = rg.meta_args[k] if 0 <= k < len(rg.meta_args) else None
-        if not meta or not meta.get("sym_peers"):
+        if not meta:
+            continue
+        if not meta.get("sym_peers"):  # the parameters the launch gives the same extent
+            hit = _extent_for_offset(meta, need.bytes)
+            if hit is not None:
+                mode, _, count = hit
+                why = f"{need.why}; that far into arg{k} needs arg{k}.shape[{mode}] >= {count:,}"
+                out += [Need(p.tensor, p.bytes, f"{why}; {p.why}", need.at)
+                        for p in _launch_peer_needs(rg, f"arg{k}.shape[{mode}]", count)]  # fmt: skip
             continue
         base = meta.get("view_of") or meta
         hit = _extent_for_offset(base, need.bytes)
-        if hit is None:
+        sym = hit[1] if hit is not None else None
+        if hit is None or sym is None:
             continue
-        sym, count = hit
+        count = hit[2]
         via = f"a view of host arg{base.get('host_arg')} {base.get('layout', '?')}" if base is not meta else "its"
         why = f"{need.why}; arg{k} is {via}: that far into it needs extent {sym} >= {count:,}"
         out += _peer_needs(meta, k, sym, count, why, need.at)
