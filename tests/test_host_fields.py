@@ -89,7 +89,7 @@ def test_two_tensors_sharing_an_extent_are_peers_and_each_weighs_the_other() -> 
     b, _, _ = _module(second_tensor=True)
     meta: dict[str, object] = {}
     peers = module_peers(b.module, meta)
-    assert peers == {"k": {(0, (1, 0)): ((1, (1, 0)),), (1, (1, 0)): ((0, (1, 0)),)}}
+    assert peers == {"k": {(0, (1, 0)): (((1, (1, 0)), 1),), (1, (1, 0)): (((0, (1, 0)), 1),)}}
     assert module_peers(FnBuilder(ir="ptx").module, meta) == peers
     dyn, one, static = (
         {"kind": "dynamic", "width": 32},
@@ -132,3 +132,25 @@ def test_an_access_far_into_one_peer_sizes_the_other() -> None:
     (need,) = shared_extent_needs(rg, [Need("arg0", 2**31 * 4, "the access is 4 bytes per unit")])
     assert (need.tensor, need.bytes) == ("arg1", 2**27 * 2048 * 2)
     assert "that far into arg0 needs arg0.shape[1] >= 134,217,728" in need.why
+
+
+def test_a_tile_count_the_host_divides_from_a_token_count_sizes_the_tokens_tensor() -> None:
+    """cuDNN's QSA: ``tiles = ceil(T / 128)`` is one tensor's extent, ``T`` another's: at ``tiles >= X``
+    the other holds at least ``128*(X - 1) + 1`` rows (not the other way round: T says nothing of how
+    many tiles a tensor holds)."""
+    from irscan.analysis.hostfields import module_peers
+
+    b = FnBuilder()
+    b.param("%arg0", TENSOR)
+    b.param("%arg1", TENSOR)
+    b.function("host")
+    t = b.param("%arg0", "i32")
+
+    def view(extent: str) -> str:
+        undef = b.op(Kind.OPAQUE, width=0, name="llvm.mlir.undef")
+        return b.op(Kind.INSERT, extent, undef, width=0, attrs={"path": (1, 0)})
+
+    tiles = b.op(Kind.DIV, t, b.const(128), attrs={"signed": True})
+    b.op(Kind.LAUNCH, b.const(0), view(t), view(tiles), width=0, name="cuda.launch_ex",
+         attrs={"kernel": "@kernels::@k"})  # fmt: skip
+    assert module_peers(b.module, None) == {"k": {(1, (1, 0)): (((0, (1, 0)), 128),)}}

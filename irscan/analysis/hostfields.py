@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from irscan.analysis import dataflow
 from irscan.analysis.bounds import I32_MAX
-from irscan.analysis.hostgrid import _ceil_div, _launched, _resolve, launch_operands
+from irscan.analysis.hostgrid import _ceil_div, _host_field, _launched, _resolve, launch_operands
 from irscan.analysis.params import tensor_fields
 from irscan.ir import Kind, Module
 
@@ -47,13 +47,17 @@ def module_constants(module: Module, meta: dict[str, Any] | None) -> dict[str, d
     return _shared(module, meta, CONSTANTS_KEY, _launch_constants, int, int)
 
 
-def module_peers(module: Module, meta: dict[str, Any] | None) -> dict[str, dict[FieldKey, tuple[FieldKey, ...]]]:
-    """Kernel name -> {extent field: the extent fields and scalars of *other* parameters} that every
-    launch sets from one host value: tensors sharing an extent (flashinfer's KDA decode passes the head
-    count as ``dt_bias``'s extent and as the state pool's), which rule (c) weighs as meta.json's
-    ``sym_peers`` (irscan/checks/shared_extents.py).  PTX: through meta.json's dict, as the aliases."""
-    return _shared(module, meta, PEERS_KEY, _launch_peers, lambda ms: [[m[0], list(m[1])] for m in ms],
-                   lambda ms: tuple(_key(m) for m in ms))  # fmt: skip
+def module_peers(
+    module: Module, meta: dict[str, Any] | None
+) -> dict[str, dict[FieldKey, tuple[tuple[FieldKey, int], ...]]]:
+    """Kernel name -> {extent field: ((field of another parameter, t), ...)} where every launch sets both
+    from one host value F, the other to F itself and this one to at most ``ceil(F / t)``: the other is
+    then at least ``t*(this - 1) + 1``.  Tensors sharing an extent (flashinfer's KDA decode passes the
+    head count as ``dt_bias``'s extent and as ``A_log``'s), or a tile count and its tokens, which rule
+    (c) weighs as meta.json's ``sym_peers`` (irscan/checks/shared_extents.py).  PTX: through meta.json's
+    dict, as the aliases."""
+    return _shared(module, meta, PEERS_KEY, _launch_peers, lambda ms: [[m[0], list(m[1]), t] for m, t in ms],
+                   lambda ms: tuple((_key(m), int(m[2])) for m in ms))  # fmt: skip
 
 
 def module_caps(module: Module, meta: dict[str, Any] | None) -> dict[str, dict[FieldKey, int]]:
@@ -161,14 +165,34 @@ def _launch_aliases(gr: dataflow.Graph, params: list[Any], args: list[int | None
 
 def _launch_peers(
     gr: dataflow.Graph, params: list[Any], args: list[int | None]
-) -> dict[FieldKey, tuple[FieldKey, ...]]:
-    """The extent fields (and scalars) of one launch set from one host value that span several
-    parameters: each mapped to the others.  Strides stay out (a stride equal to an extent is a
-    layout's, not a size)."""
-    out: dict[FieldKey, tuple[FieldKey, ...]] = {}
-    for members in _groups(gr, params, args, ("shape",)):
-        if len({j for j, _ in members}) > 1:
-            out.update({m: tuple(x for x in members if x[0] != m[0]) for m in members})
+) -> dict[FieldKey, tuple[tuple[FieldKey, int], ...]]:
+    """The extent fields (and scalars) of one launch that come from one host value F, across several
+    parameters: each mapped to the others that hold F itself, with its own tile t (it is at most
+    ``ceil(F / t)``, so F >= t*(it - 1) + 1: cuDNN's QSA schedules ``ceil(T / 128)`` tiles of a ``T``-token
+    query).  Strides stay out (a stride equal to an extent is a layout's, not a size)."""
+    members: dict[Any, list[tuple[FieldKey, int, bool]]] = {}
+    for j, p in enumerate(params):
+        node = args[j] if j < len(args) else None
+        if node is None:
+            continue
+        scalar = isinstance(p.shape, int)
+        for path in [()] if scalar else [f.path for f in tensor_fields(j, p.shape) if f.part == "shape"]:
+            leaf = _resolve(gr, node, path)
+            if leaf is None:
+                continue
+            src, tile, exact = leaf[0], 1, True
+            if leaf[1] is None and src is not None and (ct := _ceil_div(gr, src)) is not None and ct[0] is not None:
+                src, tile, exact = ct[0], ct[1], ct[1] == 1 and ct[2] is None
+            host = leaf[1] if leaf[1] is not None else _host_field(gr, src) if src is not None else None
+            key = ("host", host) if host is not None else ("op", src) if src is not None else None
+            if key is not None:
+                members.setdefault(key, []).append(((j, path), tile, exact))
+    out: dict[FieldKey, tuple[tuple[FieldKey, int], ...]] = {}
+    for group in members.values():
+        for m, tile, _ in group:
+            others = tuple((o, tile) for o, _, exact in group if exact and o[0] != m[0])
+            if others:
+                out[m] = others
     return out
 
 

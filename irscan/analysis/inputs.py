@@ -51,8 +51,9 @@ class Facts:
     aliases: dict[FieldKey, FieldKey] = field(default_factory=dict)
     #: parameter fields every launch sets to one constant -> that constant (hostfields.module_constants)
     constants: dict[FieldKey, int] = field(default_factory=dict)
-    #: an extent field -> other parameters' extents and scalars set from one host value (module_peers)
-    peers: dict[FieldKey, tuple[FieldKey, ...]] = field(default_factory=dict)
+    #: an extent field -> (another parameter's extent or scalar, t): both from one host value, the other
+    #: at least t*(this - 1) + 1 (hostfields.module_peers)
+    peers: dict[FieldKey, tuple[tuple[FieldKey, int], ...]] = field(default_factory=dict)
     #: a field every launch sets to a quotient or clamp of a 32-bit host value -> its most (module_caps)
     caps: dict[FieldKey, int] = field(default_factory=dict)
 
@@ -63,7 +64,7 @@ class Facts:
         host_grid: tuple[GridDim, ...] = (),
         aliases: dict[FieldKey, FieldKey] | None = None,
         constants: dict[FieldKey, int] | None = None,
-        peers: dict[FieldKey, tuple[FieldKey, ...]] | None = None,
+        peers: dict[FieldKey, tuple[tuple[FieldKey, int], ...]] | None = None,
         caps: dict[FieldKey, int] | None = None,
     ) -> Facts:
         m = meta_launch or {}

@@ -93,7 +93,10 @@ def shared_extent_needs(rg: Ranges, needs: list[Need]) -> list[Need]:
         via = f"a view of host arg{base.get('host_arg')} {base.get('layout', '?')}" if base is not meta else "its"
         why = f"{need.why}; arg{k} is {via}: that far into it needs extent {sym} >= {count:,}"
         out += _peer_needs(meta, k, sym, count, why, need.at)
-    return out
+    most: dict[str, int] = {}
+    for need in needs:
+        most[need.tensor] = max(most.get(need.tensor, 0), need.bytes)
+    return [n for n in out if n.bytes > most.get(n.tensor, -1)]  # a peer's peer is often where it began
 
 
 def extent_peer_needs(rg: Ranges, input_name: str, at: int) -> list[Need]:
@@ -111,11 +114,13 @@ def _launch_peer_needs(rg: Ranges, input_name: str, at: int) -> list[Need]:
         atom = rg.field_atom(param, path)
         if atom is None or rg.name(atom) != input_name:
             continue
-        for j, other in others:
+        for (j, other), tile in others:
             f = field_by_path(rg.fields_of(j), other)
-            need = extent_need(rg, f.name, at) if f is not None and f.part == "shape" else None
+            count = tile * (at - 1) + 1  # this one is at most ceil(F / tile) of the F the other holds
+            need = extent_need(rg, f.name, count) if f is not None and f.part == "shape" else None
             if need is not None:
-                why = f"{input_name} is also {f.name} (the launch sets both from one host value): {need.why}"  # type: ignore[union-attr]
+                how = "also" if tile == 1 else f"at most ceil({f.name} / {tile}) of"  # type: ignore[union-attr]
+                why = f"{input_name} is {how} {f.name} (the launch sets both from one host value): {need.why}"  # type: ignore[union-attr]
                 out.append(Need(need.tensor, need.bytes, why))
         break
     return out
