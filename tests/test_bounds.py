@@ -386,3 +386,23 @@ def test_a_select_falling_back_to_a_constant_is_below_the_compares_bound() -> No
     assert (((M, 1),), 0) in _terms(rg.bounds(_val(rg, kept)))  # M - 1, plus 1 for the 0 when M may be 0
     assert rg.interval(_val(rg, swapped)).hi > 2**31
     assert all(t != ((M, 1),) for t, _ in _terms(rg.bounds(_val(rg, swapped))))
+
+
+def test_a_32_bit_compare_with_a_truncated_i64_extent_keeps_the_value_below_2_31() -> None:
+    """flashinfer's KDA sort: ``n_seq = Int32(seq_order.shape[0])`` truncates an i64 extent, and the
+    loop runs ``i < n_seq``: the compare orders 32-bit registers, so inside ``i <= 2^31 - 2`` whatever
+    the 64-bit extent is (the relation to the extent alone, an i64, would bound nothing)."""
+    b = FnBuilder()
+    a = b.param("%arg0", "!llvm.struct<(ptr<1>, struct<(i64, struct<()>)>)>")
+    n = b.op(Kind.TRUNC, b.op(Kind.EXTRACT, a, width=64, attrs={"path": (1, 0)}), width=32)
+    i = b.op(Kind.LOAD, b.op(Kind.EXTRACT, a, width=0, attrs={"path": (0,)}), width=32, addr=0, space="global")
+    b.branch(("then", ()), ("else", ()), cond=b.op(Kind.ICMP, i, n, width=1, attrs={"pred": "slt"}))
+    b.block("then")
+    inside = b.op(Kind.SEXT, i, width=64, src_width=32)
+    b.block("else")
+    rg = _ranges(b)
+    here = rg.bounds(_val(rg, i), at=int(inside[1:]))
+    assert ((), 2**31 - 2) in _terms(here) and any("(a 32-bit compare)" in x.fact for x in here)
+    b2, row, inside2, _ = _guarded("slt")  # an i32 extent: its own bound, no second one
+    rg2 = _ranges(b2)
+    assert not any("(a 32-bit compare)" in x.fact for x in rg2.bounds(_val(rg2, row), at=int(inside2[1:])))

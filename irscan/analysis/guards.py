@@ -281,7 +281,18 @@ class Guards:
             return []
         less, strict = _LESS[pred]
         lo, hi = (a, b) if less == 0 else (b, a)
-        return [(lo, hi.add(Affine.of_const(-1 if strict else 0)), text)]
+        out = [(lo, hi.add(Affine.of_const(-1 if strict else 0)), text)]
+        top = (1 << 31) - 1 if pred.startswith("s") else (1 << 32) - 1
+        if self._width(c) == 32 and self.interval(hi).hi > top:
+            # a 32-bit compare orders 32-bit values: where the other side is an i64 truncated to i32
+            # (Int32(seq_order.shape[0])) or a wider value, its register still holds at most ``top``
+            out.append((lo, Affine.of_const(top - (1 if strict else 0)), f"{text} (a 32-bit compare)"))
+        return out
+
+    def _width(self, c: int) -> int | None:
+        """The width of the values compare c orders (the widest of its operands' definitions)."""
+        ws = [self.gr.op(d[0]).width for slot in (0, 1) if len(d := self.gr.defs(c, slot)) == 1]
+        return max((w for w in ws if w), default=None)
 
 
 #: how far up the dominator chain a predicate's one writer is looked for

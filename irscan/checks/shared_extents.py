@@ -110,7 +110,8 @@ def _launch_peer_needs(rg: Ranges, input_name: str, at: int) -> list[Need]:
     """The kernel parameters whose extents every launch sets from the host value ``input_name`` is
     (irscan/analysis/hostfields.py, ``module_peers``): each tensor with that extent at ``at``."""
     out: list[Need] = []
-    for (param, path), others in rg.facts.peers.items() if at > 0 else ():
+    peers = getattr(getattr(rg, "facts", None), "peers", None) or {}  # older hosts (test stubs) have none
+    for (param, path), others in peers.items() if at > 0 else ():
         atom = rg.field_atom(param, path)
         if atom is None or rg.name(atom) != input_name:
             continue
