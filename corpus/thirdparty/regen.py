@@ -766,6 +766,53 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "SiLU with f32 row scale + reduce",
         "holdout13_workers:quack_gemm_dact",
     ),
+    # a fourteenth holdout set, triaged before any tuning (corpus/thirdparty/holdout14_workers.py)
+    "cudnn_groupnorm_nhwc_sm100a": (
+        "sm_100a",
+        "cudnn channels-last GroupNorm fwd (norm_fprop), gamma + beta, f32 stats: bf16 [2, 256, 32, 32] 32 groups; "
+        "f32 [1, 512, 16, 16] 16 groups",
+        "holdout14_workers:cudnn_groupnorm_nhwc",
+    ),
+    "cudnn_batchnorm_nhwc_sm100a": (
+        "sm_100a",
+        "cudnn channels-last BatchNorm fwd (norm_fprop), bf16 [8, 256, 28, 28]: training + running stats "
+        "(cooperative split-K); inference",
+        "holdout14_workers:cudnn_batchnorm_nhwc",
+    ),
+    "cudnn_norm_nhwc_bwd_sm100a": (
+        "sm_100a",
+        "cudnn channels-last norm bwd (norm_bprop), bf16, f32 dgamma/dbeta: GroupNorm [2, 256, 32, 32] 32 groups; "
+        "BatchNorm [8, 256, 28, 28]",
+        "holdout14_workers:cudnn_norm_nhwc_bwd",
+    ),
+    "cudnn_instancenorm_nhwc_sm100a": (
+        "sm_100a",
+        "cudnn channels-last InstanceNorm fwd + bwd (norm_fprop / norm_bprop), bf16 [4, 128, 64, 64], gamma + beta",
+        "holdout14_workers:cudnn_instancenorm_nhwc",
+    ),
+    "cudnn_frost_l2norm_sm100a": (
+        "sm_100a",
+        "cudnn FROST GDN Q/K row L2 normalize, bf16 4096 tokens x 16/4 heads x 128: with f32 inverse norms; "
+        "without; backward q/dO pack onto 2 sub-tokens",
+        "holdout14_workers:cudnn_frost_l2norm",
+    ),
+    "cudnn_norm_nchw_sm100a": (
+        "sm_100a",
+        "cudnn NCHW norm fwd + bwd: BatchNorm training bf16 [8, 256, 28, 28] (split-K over (n, c) rows); "
+        "GroupNorm cluster kernels bf16 [2, 64, 32, 32], 2 groups",
+        "holdout14_workers:cudnn_norm_nchw",
+    ),
+    "cudnn_layernorm_warp_sm100a": (
+        "sm_100a",
+        "cudnn warp-per-row LayerNorm / RMSNorm fwd and rowwise LayerNorm bwd, bf16 4096 x 4096, f32 stats",
+        "holdout14_workers:cudnn_layernorm_warp",
+    ),
+    "fi_gvr2_topk_sm100a": (
+        "sm_100a",
+        "flashinfer GVR-2 varlen top-2048 decode, f32, symbolic requests and row width: 1024 x 32,768 streaming "
+        "main kernel; 4 x 131,072 clustered register-resident",
+        "holdout14_workers:fi_gvr2_topk",
+    ),
 }
 
 
