@@ -60,6 +60,7 @@ HOLDOUTS = {
         ("holdout-11", "holdout11_workers.py"),
         ("holdout-12", "holdout12_workers.py"),
         ("holdout-13", "holdout13_workers.py"),
+        ("holdout-14", "holdout14_workers.py"),
     )
 }
 
