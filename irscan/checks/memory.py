@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,7 +150,7 @@ def access_need(gr: Graph, rg: Ranges, start: int, path: list[int], sink: int, w
     return Need(tensor, wrap_value * scale, f"the access is {scale} byte(s) per unit of the wrapping value")
 
 
-def indexed_mode(rg: Ranges, tensor: str, scale: int) -> tuple[int, dict[str, Any]] | None:
+def indexed_mode(rg: Ranges, tensor: str, scale: int, coefs: Sequence[int] = ()) -> tuple[int, dict[str, Any]] | None:
     """The mode of ``tensor`` (``argK``) the wrapping value is a coordinate of, when the layout says so
     unambiguously: its scale is the element size times that mode's static stride, and every other mode
     whose extent is not 1 has a dynamic (64-bit) stride, so no other mode's offset can be folded into
@@ -163,14 +164,24 @@ def indexed_mode(rg: Ranges, tensor: str, scale: int) -> tuple[int, dict[str, An
     found = None
     for i, md in enumerate(modes):
         shape, stride = (md.get(p) or {} for p in ("shape", "stride"))
+        one = shape.get("kind") == "static" and shape.get("value") == 1
         if stride.get("kind") == "static" and isinstance(stride.get("value"), int):
             if stride["value"] == 0:
                 continue  # a broadcast mode adds nothing to the offset
             if stride["value"] * bits // 8 == scale and found is None:
                 found = (i, md)
-            elif shape.get("kind") != "static" or shape.get("value") != 1:
+            elif not one:
                 return None  # another mode with a constant stride could share the 32-bit value
+        elif stride.get("width") != 64 and not one and any(abs(c) > 1 and c % _divisor(stride) == 0 for c in coefs):
+            # a 32-bit dynamic stride: its mode's offset is 32-bit too, and a term of the value may be
+            # it (a multiple of what the layout says the stride is a multiple of: SDSA's words[2*i + 1]
+            # over (?,?,?):(?{div=2},?{div=2},1))
+            return None
     return found
+
+
+def _divisor(leaf: dict[str, Any]) -> int:
+    return layout_divisor(str(leaf.get("text", "")))
 
 
 def _start_scale(gr: Graph, start: int) -> int | None:

@@ -211,7 +211,8 @@ def _coordinate_of_an_i32_mode(gr: Graph, rg: Ranges, c: Candidate, start: int, 
     for sink in c.sinks:
         scale = memory.access_scale(gr, start, path, sink) if sink == c.sinks[0] else None
         tensor = memory.root_tensor(gr, rg, sink) if scale is not None else None
-        hit = memory.indexed_mode(rg, tensor, scale) if tensor is not None and scale is not None else None
+        coefs = [int(k) for _, k in c.value.terms]
+        hit = memory.indexed_mode(rg, tensor, scale, coefs) if tensor is not None and scale is not None else None
         if hit is None or tensor is None or memory.carries_stride(gr, rg, keys, int(tensor.removeprefix("arg"))):
             continue  # a value computed from the tensor's own stride is an offset (its own flat view)
         i, md = hit
