@@ -813,6 +813,55 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "main kernel; 4 x 131,072 clustered register-resident",
         "holdout14_workers:fi_gvr2_topk",
     ),
+    # a fifteenth holdout set, triaged before any tuning (corpus/thirdparty/holdout15_workers.py)
+    "cudnn_dsa_index_utils_sm100a": (
+        "sm_100a",
+        "cudnn DSA top-K index utilities, int32, dynamic layouts: local_to_global BSHD [2, 4096, 2048] and THD "
+        "[8192, 2048] + cu_seqlens; compactify 2048 columns, runtime rows",
+        "holdout15_workers:cudnn_dsa_index_utils",
+    ),
+    "fa4_cu_blocks_sm100a": (
+        "sm_100a",
+        "FA4 varlen scheduler aids: tile cumsum from cu_seqlens (513,) + dynamic splits, pack-GQA 4; from "
+        "seqused (512,) + virtual batch; flat block -> batch inversion, 8192 blocks",
+        "holdout15_workers:fa4_cu_blocks",
+    ),
+    "b12x_x4t_scales_sm120a": (
+        "sm_120a",
+        "flashinfer b12x X4T MoE E8M0 scale-plane decode, raw pointers, runtime experts: base + exception "
+        "scatter, 4096 x 224, logical; W4A16 packed + BF16 clamp",
+        "holdout15_workers:b12x_x4t_scales",
+    ),
+    "b12x_csf_routing_sm120a": (
+        "sm_120a",
+        "flashinfer b12x CSF MoE active-expert mask, raw pointers, runtime route and expert counts: int32 ids; "
+        "int64 ids",
+        "holdout15_workers:b12x_csf_routing",
+    ),
+    "b12x_mla_kv_cache_sm120a": (
+        "sm_120a",
+        "flashinfer b12x MLA paged KV-cache writers, bf16 kv 4096 x 512, sym tokens: GLM-next FP8 (2048, 64, 528) "
+        "int64 slots; DeepSeek-V4.1 compressed NVFP4 pages (2048, 64*288) int32 slots",
+        "holdout15_workers:b12x_mla_kv_cache",
+    ),
+    "cudnn_bsa_k2q_csr_sm100a": (
+        "sm_100a",
+        "cudnn block-sparse attention bwd K-to-Q CSR builder, int32 dynamic layouts, q2k [2, 8, 64, 64] onto 64 KV "
+        "blocks, buckets of 4: fixed 16 per Q block; variable counts, warp-parallel offsets",
+        "holdout15_workers:cudnn_bsa_k2q_csr",
+    ),
+    "cudnn_mxfp8_scale_pack_sm100a": (
+        "sm_100a",
+        "cudnn DSA MXFP8 scale pack to F8_128x4, raw byte pointers, Int64 runtime extents: MKL; Q THD varlen, "
+        "4 Q heads per KV head; fused Q/K BSHD pair",
+        "holdout15_workers:cudnn_mxfp8_scale_pack",
+    ),
+    "b12x_x4t_packed_scales_sm120a": (
+        "sm_120a",
+        "flashinfer b12x X4T packed W4A16 scale decode, one launch, raw pointers, runtime experts: 7168 x 64, "
+        "512-row tasks: int32 ids + BF16 clamp; int64 ids, unique, sorted route blocks",
+        "holdout15_workers:b12x_x4t_packed_scales",
+    ),
 }
 
 
