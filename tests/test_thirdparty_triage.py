@@ -61,6 +61,7 @@ HOLDOUTS = {
         ("holdout-12", "holdout12_workers.py"),
         ("holdout-13", "holdout13_workers.py"),
         ("holdout-14", "holdout14_workers.py"),
+        ("holdout-15", "holdout15_workers.py"),
     )
 }
 
