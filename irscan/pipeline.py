@@ -13,7 +13,7 @@ from typing import Any
 
 from irscan import checks
 from irscan.analysis import dataflow
-from irscan.analysis.hostfields import module_aliases, module_caps, module_constants, module_peers
+from irscan.analysis.hostfields import module_aliases, module_caps, module_computed, module_constants, module_peers
 from irscan.analysis.hostgrid import module_grids
 from irscan.analysis.ranges import Facts, Ranges
 from irscan.capturing.store import META_FILE, find_captures, load
@@ -102,6 +102,7 @@ def scan_module(module: Module, meta: dict[str, Any] | None = None) -> ScanResul
     constants = module_constants(module, meta)  # kernel fields every launch sets to one constant
     peers = module_peers(module, meta)  # extents several parameters take from one host value
     caps = module_caps(module, meta)  # fields the host computes as quotients of 32-bit values
+    computed = module_computed(module, meta)  # extents the host computes by its own arithmetic
     reaching = None
     if module.ir == "ptx":
         from irscan.analysis.reaching import reaching_definitions
@@ -122,6 +123,7 @@ def scan_module(module: Module, meta: dict[str, Any] | None = None) -> ScanResul
             constants.get(fn.name),
             peers.get(fn.name),
             caps.get(fn.name),
+            computed.get(fn.name),
         )
         rg = Ranges(gr, facts, km.get("args", []))
         ctx = checks.Context(fn.name, module.path, km.get("file"), km.get("line"))

@@ -154,3 +154,29 @@ def test_a_tile_count_the_host_divides_from_a_token_count_sizes_the_tokens_tenso
     b.op(Kind.LAUNCH, b.const(0), view(t), view(tiles), width=0, name="cuda.launch_ex",
          attrs={"kernel": "@kernels::@k"})  # fmt: skip
     assert module_peers(b.module, None) == {"k": {(1, (1, 0)): (((0, (1, 0)), 128),)}}
+
+
+def test_an_extent_the_host_computes_by_its_own_arithmetic_is_no_allocation() -> None:
+    """b12x's X4T decode: ``make_tensor(ptr, (num_experts * rows * columns,))`` in Int32 is a product
+    the host forms (and that wraps with the offsets it should bound): the field's ideal range is the
+    64-bit one, so no rule (a) bound rests on it; a view of the host's own extent keeps its i32 range."""
+    from irscan.analysis.hostfields import module_computed
+
+    b = FnBuilder()
+    b.param("%arg0", TENSOR)
+    extent = b.op(Kind.EXTRACT, "%arg0", attrs={"path": (1, 0)})
+    b.function("host")
+    n = b.param("%arg0", "i32")
+    undef = b.op(Kind.OPAQUE, width=0, name="llvm.mlir.undef")
+    view = b.op(Kind.INSERT, b.op(Kind.MUL, n, b.const(917504)), undef, width=0, attrs={"path": (1, 0)})
+    b.op(Kind.LAUNCH, b.const(0), view, width=0, name="cuda.launch_ex", attrs={"kernel": "@kernels::@k"})
+    computed = module_computed(b.module, None)
+    assert computed == {"k": {(0, (1, 0)): 1}}
+    fn = b.module.functions[0]
+    gr = dataflow.build(b.module, fn, reaching_definitions)
+    rg = Ranges(gr, Facts.of(fn.attrs, None, (), None, None, None, None, computed["k"]))
+    assert rg.interval(_val(rg, extent)).hi > 2**31
+    rg2 = Ranges(gr, Facts.of(fn.attrs))
+    assert rg2.interval(_val(rg2, extent)).hi == 2**31 - 1
+    plain, _, _ = _module(second_tensor=False)  # the scalar passed as the extent itself: not computed
+    assert module_computed(plain.module, None) == {}

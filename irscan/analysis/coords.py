@@ -81,6 +81,14 @@ class Coordinates:
             return self._forward(at, scale)
         return None
 
+    def computed_extent(self, k: int, m: int) -> bool:
+        """Whether the extent of mode m of tensor k is the host's own arithmetic (b12x's X4T views
+        ``make_tensor(ptr, (num_experts*rows*columns,))``): no allocation, its ideal may pass 2^31."""
+        computed = getattr(getattr(self, "facts", None), "computed", None)
+        if not computed:
+            return False
+        return any((k, f.path) in computed for f in self._fields_of(k) if f.part == "shape" and f.mode == m)
+
     def _forward(self, start: int, scale: int) -> Bound | None:
         """From the widened value to an add with a tensor's pointer, through adds and one scaling; a
         value feeding several addresses (PTX shares one ``cvt`` among accesses) is walked along each
@@ -158,8 +166,10 @@ class Coordinates:
         fact = f"in bounds, a coordinate of mode {m} of arg{k} (a 64-bit stride) is below arg{k}.shape[{m}]"
         if shape.get("kind") == "dynamic" and shape.get("width") in (32, 64):
             # an i64 extent bounds nothing by itself, but at the wrap it must exceed 2^31: rule (b)
-            # weighs the tensor holding that many slices (i32 False keeps rule (a) out of it)
-            return Bound(((f"arg{k}.shape[{m}]", 1),), -1, shape.get("width") == 32, fact, k, (m,))
+            # weighs the tensor holding that many slices (i32 False keeps rule (a) out of it); so does
+            # an i32 extent the host computed by its own arithmetic (hostfields.module_computed)
+            i32 = shape.get("width") == 32 and not self.computed_extent(k, m)
+            return Bound(((f"arg{k}.shape[{m}]", 1),), -1, i32, fact, k, (m,))
         if shape.get("kind") == "static" and isinstance(shape.get("value"), int) and shape["value"] >= 1:
             return Bound((), int(shape["value"]) - 1, True, fact, k, (m,))
         return None
@@ -270,7 +280,7 @@ class Coordinates:
             elif shape.get("kind") == "dynamic" and shape.get("width") in (32, 64):
                 terms.append((f"arg{k}.shape[{m}]", st * r))
                 const -= st * r
-                wide = wide or shape.get("width") == 64
+                wide = wide or shape.get("width") == 64 or self.computed_extent(k, m)
             else:
                 return None
         if not terms and sliced is not None:  # a view of static extents: the offset is below its size

@@ -30,6 +30,11 @@ CONSTANTS_KEY = "_irscan_host_constants"
 PEERS_KEY = "_irscan_host_peers"
 #: likewise for the fields every launch sets to a quotient (or a clamp) of a 32-bit host value
 CAPS_KEY = "_irscan_host_caps"
+#: likewise for the extents every launch sets to the host's own arithmetic (a product, a sum)
+COMPUTED_KEY = "_irscan_host_computed"
+#: the ops a computed extent is made of (the casts around them are looked through)
+_ARITH = frozenset({Kind.MUL, Kind.ADD, Kind.SUB, Kind.SHL, Kind.MAD})
+_CASTS = frozenset({Kind.MOV, Kind.SEXT, Kind.ZEXT, Kind.TRUNC, Kind.CAST})
 FieldKey = tuple[int, tuple[int, ...]]  # (kernel parameter, struct path; () for a scalar)
 V = TypeVar("V")
 
@@ -66,6 +71,15 @@ def module_caps(module: Module, meta: dict[str, Any] | None) -> dict[str, dict[F
     query as a TMA tensor of ``query.shape[0] // 2`` jobs: at most 2^30 - 1, so ``2*job + r`` stays
     below 2^31).  PTX: through meta.json's dict, as the aliases."""
     return _shared(module, meta, CAPS_KEY, _launch_caps, int, int)
+
+
+def module_computed(module: Module, meta: dict[str, Any] | None) -> dict[str, dict[FieldKey, int]]:
+    """Kernel name -> {extent field: 1} for the extents every launch sets to arithmetic of the host's
+    own (b12x's X4T decode wraps its raw output pointer as ``make_tensor(ptr, (num_experts * rows *
+    columns,))`` in Int32): such an extent is no allocation the caller made, and its ideal value is the
+    host arithmetic's, which may pass 2^31 where the field wraps (irscan/analysis/inputs.py gives it
+    the 64-bit range, so rule (a) never rests on it).  PTX: through meta.json's dict, as the aliases."""
+    return _shared(module, meta, COMPUTED_KEY, _launch_computed, int, int)
 
 
 def _shared(
@@ -147,6 +161,27 @@ def _launch_caps(gr: dataflow.Graph, params: list[Any], args: list[int | None]) 
                 tops.append(-(-I32_MAX // tile))
             if tops:
                 out[(j, path)] = min(tops)
+    return out
+
+
+def _launch_computed(gr: dataflow.Graph, params: list[Any], args: list[int | None]) -> dict[FieldKey, int]:
+    """The extent fields of one launch the host computes by arithmetic on non-constant values."""
+    out: dict[FieldKey, int] = {}
+    for j, p in enumerate(params):
+        node = args[j] if j < len(args) else None
+        if node is None or isinstance(p.shape, int):
+            continue
+        for path in [f.path for f in tensor_fields(j, p.shape) if f.part == "shape"]:
+            leaf = _resolve(gr, node, path)
+            n = leaf[0] if leaf is not None and leaf[1] is None else None
+            for _ in range(8):  # through the casts around the value
+                if n is None or gr.op(n).kind not in _CASTS or len(gr.defs(n, 0)) != 1:
+                    break
+                n = gr.defs(n, 0)[0]
+            op = gr.op(n) if n is not None else None
+            slots = range(len(op.operands)) if op is not None and op.kind in _ARITH else ()
+            if n is not None and any(gr.op(d).kind is not Kind.CONST for s in slots for d in gr.defs(n, s)):
+                out[(j, path)] = 1
     return out
 
 

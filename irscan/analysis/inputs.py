@@ -56,6 +56,8 @@ class Facts:
     peers: dict[FieldKey, tuple[tuple[FieldKey, int], ...]] = field(default_factory=dict)
     #: a field every launch sets to a quotient or clamp of a 32-bit host value -> its most (module_caps)
     caps: dict[FieldKey, int] = field(default_factory=dict)
+    #: the extents every launch sets to the host's own arithmetic (module_computed): 64-bit ideals
+    computed: dict[FieldKey, int] = field(default_factory=dict)
 
     @staticmethod
     def of(
@@ -66,6 +68,7 @@ class Facts:
         constants: dict[FieldKey, int] | None = None,
         peers: dict[FieldKey, tuple[tuple[FieldKey, int], ...]] | None = None,
         caps: dict[FieldKey, int] | None = None,
+        computed: dict[FieldKey, int] | None = None,
     ) -> Facts:
         m = meta_launch or {}
 
@@ -86,6 +89,7 @@ class Facts:
             constants=constants or {},
             peers=peers or {},
             caps=caps or {},
+            computed=computed or {},
         )
 
 
@@ -178,6 +182,8 @@ class Inputs:
             if got is not None:
                 return got
         iv = free_range(max(w, named.width))
+        if (param, named.path) in self.facts.computed:  # the host's own arithmetic: its ideal may pass 2^31
+            iv = Interval(0, (1 << 63) - 1)
         cap = self.facts.caps.get((param, named.path))
         if cap is not None:  # the host computes it as a quotient of a 32-bit value (hostfields.module_caps)
             iv = Interval(iv.lo, max(iv.lo, min(iv.hi, cap)))
