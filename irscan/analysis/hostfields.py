@@ -13,7 +13,7 @@ capture hands them over through meta.json's dict (``META_KEY``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from irscan.analysis import dataflow
@@ -146,43 +146,47 @@ def _launch_caps(gr: dataflow.Graph, params: list[Any], args: list[int | None]) 
     """The fields of one launch's arguments the host computes as ``F // t`` or ``ceil(F / t)`` (t > 1)
     of a 32-bit ``F``, or ``min(v, c)``: at most ``ceil((2^31 - 1) / t)`` (or c) whatever F is."""
     out: dict[FieldKey, int] = {}
-    for j, p in enumerate(params):
-        node = args[j] if j < len(args) else None
-        if node is None or isinstance(p.shape, int):
+    for key, leaf in _shape_leaves(gr, params, args):
+        ct = _ceil_div(gr, leaf[0]) if leaf[0] is not None else None
+        if ct is None:
             continue
-        for path in [f.path for f in tensor_fields(j, p.shape) if f.part == "shape"]:
-            leaf = _resolve(gr, node, path)
-            ct = _ceil_div(gr, leaf[0]) if leaf is not None and leaf[0] is not None else None
-            if ct is None:
-                continue
-            src, tile, cap = ct
-            tops = [c for c in (cap,) if c is not None]
-            if src is not None and tile > 1 and gr.op(src).width == 32:
-                tops.append(-(-I32_MAX // tile))
-            if tops:
-                out[(j, path)] = min(tops)
+        src, tile, cap = ct
+        tops = [c for c in (cap,) if c is not None]
+        if src is not None and tile > 1 and gr.op(src).width == 32:
+            tops.append(-(-I32_MAX // tile))
+        if tops:
+            out[key] = min(tops)
     return out
 
 
 def _launch_computed(gr: dataflow.Graph, params: list[Any], args: list[int | None]) -> dict[FieldKey, int]:
     """The extent fields of one launch the host computes by arithmetic on non-constant values."""
     out: dict[FieldKey, int] = {}
+    for key, leaf in _shape_leaves(gr, params, args):
+        n = leaf[0] if leaf[1] is None else None
+        for _ in range(8):  # through the casts around the value
+            if n is None or gr.op(n).kind not in _CASTS or len(gr.defs(n, 0)) != 1:
+                break
+            n = gr.defs(n, 0)[0]
+        op = gr.op(n) if n is not None else None
+        slots = range(len(op.operands)) if op is not None and op.kind in _ARITH else ()
+        if n is not None and any(gr.op(d).kind is not Kind.CONST for s in slots for d in gr.defs(n, s)):
+            out[key] = 1
+    return out
+
+
+def _shape_leaves(
+    gr: dataflow.Graph, params: list[Any], args: list[int | None]
+) -> Iterator[tuple[FieldKey, tuple[int | None, Any]]]:
+    """Each tensor argument's shape field of one launch with what the host puts there (_resolve)."""
     for j, p in enumerate(params):
         node = args[j] if j < len(args) else None
         if node is None or isinstance(p.shape, int):
             continue
         for path in [f.path for f in tensor_fields(j, p.shape) if f.part == "shape"]:
             leaf = _resolve(gr, node, path)
-            n = leaf[0] if leaf is not None and leaf[1] is None else None
-            for _ in range(8):  # through the casts around the value
-                if n is None or gr.op(n).kind not in _CASTS or len(gr.defs(n, 0)) != 1:
-                    break
-                n = gr.defs(n, 0)[0]
-            op = gr.op(n) if n is not None else None
-            slots = range(len(op.operands)) if op is not None and op.kind in _ARITH else ()
-            if n is not None and any(gr.op(d).kind is not Kind.CONST for s in slots for d in gr.defs(n, s)):
-                out[(j, path)] = 1
-    return out
+            if leaf is not None:
+                yield (j, path), leaf
 
 
 def _launch_aliases(gr: dataflow.Graph, params: list[Any], args: list[int | None]) -> dict[FieldKey, FieldKey]:
