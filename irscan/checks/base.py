@@ -230,7 +230,7 @@ def evaluate(gr: Graph, rg: Ranges, w: Widening, sinks: list[int] | None = None)
     value = rg.operand(w.node, w.slot)
     limit = I32_SIGNED if w.signed else I32_UNSIGNED
     if not leaves(rg.interval(value), limit):
-        return None
+        return _midpoint(gr, rg, w, sinks)
     must = leaves(rg.interval(value, least_harm=True), limit)
     sl = narrow_slice(gr, w.node, w.slot)
     culprit, narrowing = None, False
@@ -263,3 +263,36 @@ def leaves(iv: Interval, limit: Interval) -> bool:
     inputs, whose order the IR does not know, and would flag every difference of two indices.
     """
     return iv.hi > limit.hi or (limit.lo < 0 and iv.lo < limit.lo)
+
+
+def _midpoint(gr: Graph, rg: Ranges, w: Widening, sinks: list[int]) -> Candidate | None:
+    """A midpoint ``(lo + hi) >> 1`` (or ``/ 2``) whose ideal value fits while its 32-bit sum wraps: a
+    binary search over more than 2^30 entries indexes memory before the array.  Only a sum of two
+    free inputs that may each pass 2^30 counts (a sum of one large input and a tile wraps only with
+    the input at the limit); the candidate is the sum, checked against its own range."""
+    sl = narrow_slice(gr, w.node, w.slot)
+    inside = set(sl)
+    for d in sl:
+        op = gr.op(d)
+        if op.kind is not Kind.ADD or not op.width or op.width > 32:
+            continue
+        halved = any(u in inside and slot == 0 and _halves(gr, u, 1) for u, slot in gr.users(d))
+        v, lim = rg.value(d), op_limit(op, w.signed)
+        if not halved or not leaves(rg.interval(v), lim):
+            continue
+        free = [rg.atoms[k].iv.hi for k, c in v.terms if c == 1 and not rg.atoms[k].fixed]
+        if len(free) != 2 or min(free) <= (lim.hi >> 1):
+            continue
+        must = leaves(rg.interval(v, least_harm=True), lim)
+        return Candidate(w, v, lim, sinks, sl, d, False, must, True, {"inner": d})
+    return None
+
+
+def _halves(gr: Graph, u: int, fixups: int = 0) -> bool:
+    """Whether op u divides its first operand by 2 (``>> 1``, ``/ 2``), also through ``fixups`` adds
+    first (PTX's floor division of a signed sum: ``add s, (s >>> 31)`` then ``shr.s32 1``)."""
+    op = gr.op(u)
+    k = gr.const_operand(u, 1)
+    if (op.kind in (Kind.LSHR, Kind.ASHR) and k == 1) or (op.kind is Kind.DIV and k == 2):
+        return True
+    return fixups > 0 and op.kind is Kind.ADD and any(s == 0 and _halves(gr, x, fixups - 1) for x, s in gr.users(u))

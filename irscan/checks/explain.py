@@ -126,6 +126,14 @@ def explain(gr: Graph, rg: Ranges, c: Candidate, check: Check, ctx: Context) -> 
         origin = {"file": ofile, "line": oline, "source": osrc}
 
     th = threshold(rg, c.value, c.limit)
+    if c.extra.get("inner") is not None:  # a midpoint's sum (base.py, _midpoint): both halves must be large
+        bound = "2^31" if c.limit.lo < 0 else "2^32"
+        half = f"{c.limit.hi + 1 >> 1:,}"
+        text = (f"no single-input threshold: the sum of two values wraps at {bound} once both pass {half} "
+                "(a binary search over more entries than that), then is halved")  # fmt: skip
+        th = {**th, "input": None, "threshold": None, "exact": False, "input_range": None,
+              "input_fixed_by_launch": False, "text": text}  # fmt: skip
+        th.pop("_true", None)
     if "_true" in th:
         wit: dict[str, Any] | None = witness(th.pop("_true"), w.signed)
     elif c.must:  # no single input decides it, but the launch does: the value it reaches

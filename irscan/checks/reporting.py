@@ -139,7 +139,9 @@ def decide(gr: Graph, rg: Ranges, c: Candidate, th: dict[str, Any], path: list[i
     wrap_value = c.limit.hi + 1
     needs: list[memory.Need] = []
     suppressed = None
-    bounds = bounds_of(rg, c.value, at=c.widening.node)
+    inner = c.extra.get("inner")  # the value is a sum inside the widened one (base.py, _midpoint): the
+    # access bounds the widened value, not it, so only the sum's own facts (guards at it) hold
+    bounds = bounds_of(rg, c.value, at=inner if isinstance(inner, int) else c.widening.node)
     if bounds is None:
         facts.append("(a)/(b) undecided: the range analysis states no bound relating the value to an extent")
     keys = [k for k, _ in c.value.terms]
@@ -170,7 +172,7 @@ def decide(gr: Graph, rg: Ranges, c: Candidate, th: dict[str, Any], path: list[i
             needs.append(need)
         needs += shared_extents.extent_peer_needs(rg, name, extent_at)
     start = c.widening.sink_from if c.widening.sink_from is not None else c.widening.node
-    for sink in c.sinks[:1]:
+    for sink in c.sinks[:1] if inner is None else ():
         need = memory.access_need(gr, rg, start, path, sink, wrap_value)
         if need is not None:
             needs.append(need)
@@ -178,11 +180,11 @@ def decide(gr: Graph, rg: Ranges, c: Candidate, th: dict[str, Any], path: list[i
     needs += shared_extents.shared_extent_needs(rg, needs)
     if suppressed is None:
         suppressed = memory.beyond_static_layout(rg, needs)
-    if suppressed is None:
+    if suppressed is None and inner is None:
         suppressed = _coordinate_of_an_i32_mode(gr, rg, c, start, path)
-    if suppressed is None:
+    if suppressed is None and inner is None:
         suppressed = _stride_of_a_one_dimensional_tensor(gr, rg, c, start, path)
-    if suppressed is None:
+    if suppressed is None and inner is None:
         suppressed = _offset_into_a_checked_32bit_tensor(gr, rg, c, start, path)
     if th.get("input") and th.get("threshold") is not None:
         name, th_at = str(th["input"]), int(th["threshold"])
