@@ -109,36 +109,46 @@ def _every_launch(
 ) -> dict[str, dict[FieldKey, V]]:
     """Kernel name -> what ``per_launch`` finds at every launch of it in the module's host functions
     (the entries all its launches agree on; a kernel with none is left out)."""
-    kernels = module.kernels()
     seen: dict[str, dict[FieldKey, V]] = {}
+    for name, gr, params, args in _launch_sites(module):
+        found = per_launch(gr, params, args)
+        old = seen.get(name)
+        seen[name] = found if old is None else {k: v for k, v in found.items() if old.get(k) == v}
+    return {k: v for k, v in seen.items() if v}
+
+
+Site = tuple[str, dataflow.Graph, list[Any], list[int | None]]  # kernel, host graph, its params, the arguments
+_SITES: tuple[Module, list[Site]] | None = None
+
+
+def _launch_sites(module: Module) -> list[Site]:
+    """Every launch in the module's host functions, their graphs built once for the five walks above
+    (the last module's: the scan asks for them module by module)."""
+    global _SITES
+    if _SITES is not None and _SITES[0] is module:
+        return _SITES[1]
+    kernels = module.kernels()
+    sites: list[Site] = []
     for fn in module.functions:
         if fn.kernel or not fn.blocks or fn.attrs.get("gpu_module"):
             continue
         gr = dataflow.build(module, fn)
         for op in fn.ops():
             ker = _launched(op, kernels)
-            if ker is None:
-                continue
-            found = per_launch(gr, ker.params, launch_operands(gr, op)[1:])
-            old = seen.get(ker.name)
-            seen[ker.name] = found if old is None else {k: v for k, v in found.items() if old.get(k) == v}
-    return {k: v for k, v in seen.items() if v}
+            if ker is not None:
+                sites.append((ker.name, gr, ker.params, launch_operands(gr, op)[1:]))
+    _SITES = (module, sites)
+    return sites
 
 
 def _launch_constants(gr: dataflow.Graph, params: list[Any], args: list[int | None]) -> dict[FieldKey, int]:
     """The fields of one launch's arguments that the host sets to an integer constant."""
     out: dict[FieldKey, int] = {}
-    for j, p in enumerate(params):
-        node = args[j] if j < len(args) else None
-        if node is None:
-            continue
-        scalar = isinstance(p.shape, int)
-        for path in [()] if scalar else [f.path for f in tensor_fields(j, p.shape) if f.part in ("shape", "stride")]:
-            leaf = _resolve(gr, node, path)
-            op = gr.op(leaf[0]) if leaf is not None and leaf[0] is not None else None
-            value = op.attrs.get("value") if op is not None and op.kind is Kind.CONST else None
-            if isinstance(value, int) and not isinstance(value, bool):
-                out[(j, path)] = value
+    for key, leaf in _leaves(gr, params, args, ("shape", "stride")):
+        op = gr.op(leaf[0]) if leaf[0] is not None else None
+        value = op.attrs.get("value") if op is not None and op.kind is Kind.CONST else None
+        if isinstance(value, int) and not isinstance(value, bool):
+            out[key] = value
     return out
 
 
@@ -146,7 +156,7 @@ def _launch_caps(gr: dataflow.Graph, params: list[Any], args: list[int | None]) 
     """The fields of one launch's arguments the host computes as ``F // t`` or ``ceil(F / t)`` (t > 1)
     of a 32-bit ``F``, or ``min(v, c)``: at most ``ceil((2^31 - 1) / t)`` (or c) whatever F is."""
     out: dict[FieldKey, int] = {}
-    for key, leaf in _shape_leaves(gr, params, args):
+    for key, leaf in _leaves(gr, params, args, ("shape",), scalars=False):
         ct = _ceil_div(gr, leaf[0]) if leaf[0] is not None else None
         if ct is None:
             continue
@@ -162,7 +172,7 @@ def _launch_caps(gr: dataflow.Graph, params: list[Any], args: list[int | None]) 
 def _launch_computed(gr: dataflow.Graph, params: list[Any], args: list[int | None]) -> dict[FieldKey, int]:
     """The extent fields of one launch the host computes by arithmetic on non-constant values."""
     out: dict[FieldKey, int] = {}
-    for key, leaf in _shape_leaves(gr, params, args):
+    for key, leaf in _leaves(gr, params, args, ("shape",), scalars=False):
         n = leaf[0] if leaf[1] is None else None
         for _ in range(8):  # through the casts around the value
             if n is None or gr.op(n).kind not in _CASTS or len(gr.defs(n, 0)) != 1:
@@ -175,15 +185,17 @@ def _launch_computed(gr: dataflow.Graph, params: list[Any], args: list[int | Non
     return out
 
 
-def _shape_leaves(
-    gr: dataflow.Graph, params: list[Any], args: list[int | None]
+def _leaves(
+    gr: dataflow.Graph, params: list[Any], args: list[int | None], parts: tuple[str, ...], scalars: bool = True
 ) -> Iterator[tuple[FieldKey, tuple[int | None, Any]]]:
-    """Each tensor argument's shape field of one launch with what the host puts there (_resolve)."""
+    """Each field of one launch's arguments (the tensors' fields of these ``parts``, and the integer
+    parameters when ``scalars``) with what the host puts there (hostgrid._resolve)."""
     for j, p in enumerate(params):
         node = args[j] if j < len(args) else None
-        if node is None or isinstance(p.shape, int):
+        if node is None or (isinstance(p.shape, int) and not scalars):
             continue
-        for path in [f.path for f in tensor_fields(j, p.shape) if f.part == "shape"]:
+        paths = [()] if isinstance(p.shape, int) else [f.path for f in tensor_fields(j, p.shape) if f.part in parts]
+        for path in paths:
             leaf = _resolve(gr, node, path)
             if leaf is not None:
                 yield (j, path), leaf
@@ -210,22 +222,14 @@ def _launch_peers(
     ``ceil(F / t)``, so F >= t*(it - 1) + 1: cuDNN's QSA schedules ``ceil(T / 128)`` tiles of a ``T``-token
     query).  Strides stay out (a stride equal to an extent is a layout's, not a size)."""
     members: dict[Any, list[tuple[FieldKey, int, bool]]] = {}
-    for j, p in enumerate(params):
-        node = args[j] if j < len(args) else None
-        if node is None:
-            continue
-        scalar = isinstance(p.shape, int)
-        for path in [()] if scalar else [f.path for f in tensor_fields(j, p.shape) if f.part == "shape"]:
-            leaf = _resolve(gr, node, path)
-            if leaf is None:
-                continue
-            src, tile, exact = leaf[0], 1, True
-            if leaf[1] is None and src is not None and (ct := _ceil_div(gr, src)) is not None and ct[0] is not None:
-                src, tile, exact = ct[0], ct[1], ct[1] == 1 and ct[2] is None
-            host = leaf[1] if leaf[1] is not None else _host_field(gr, src) if src is not None else None
-            key = ("host", host) if host is not None else ("op", src) if src is not None else None
-            if key is not None:
-                members.setdefault(key, []).append(((j, path), tile, exact))
+    for fk, leaf in _leaves(gr, params, args, ("shape",)):
+        src, tile, exact = leaf[0], 1, True
+        if leaf[1] is None and src is not None and (ct := _ceil_div(gr, src)) is not None and ct[0] is not None:
+            src, tile, exact = ct[0], ct[1], ct[1] == 1 and ct[2] is None
+        host = leaf[1] if leaf[1] is not None else _host_field(gr, src) if src is not None else None
+        key = ("host", host) if host is not None else ("op", src) if src is not None else None
+        if key is not None:
+            members.setdefault(key, []).append((fk, tile, exact))
     out: dict[FieldKey, tuple[tuple[FieldKey, int], ...]] = {}
     for group in members.values():
         for m, tile, _ in group:
@@ -241,16 +245,10 @@ def _groups(
     """The parameter fields (of these ``parts``, and scalars) of one launch grouped by the host value
     each is set from: a host field read is the same value wherever it is read, else the one op."""
     groups: dict[Any, list[FieldKey]] = {}
-    for j, p in enumerate(params):
-        node = args[j] if j < len(args) else None
-        if node is None:
-            continue
-        scalar = isinstance(p.shape, int)  # an integer parameter; else a struct's shape/stride fields
-        for path in [()] if scalar else [f.path for f in tensor_fields(j, p.shape) if f.part in parts]:
-            leaf = _resolve(gr, node, path)
-            src = None if leaf is None else ("host", leaf[1]) if leaf[1] is not None else ("op", leaf[0])
-            if src is not None and src[1] is not None:
-                groups.setdefault(src, []).append((j, path))
+    for key, leaf in _leaves(gr, params, args, parts):
+        src = ("host", leaf[1]) if leaf[1] is not None else ("op", leaf[0])
+        if src[1] is not None:
+            groups.setdefault(src, []).append(key)
     return list(groups.values())
 
 

@@ -265,12 +265,18 @@ def leaves(iv: Interval, limit: Interval) -> bool:
     return iv.hi > limit.hi or (limit.lo < 0 and iv.lo < limit.lo)
 
 
+#: how many ops of the slice, nearest first, a midpoint is looked for in
+_NEAR = 24
+
+
 def _midpoint(gr: Graph, rg: Ranges, w: Widening, sinks: list[int]) -> Candidate | None:
     """A midpoint ``(lo + hi) >> 1`` (or ``/ 2``) whose ideal value fits while its 32-bit sum wraps: a
     binary search over more than 2^30 entries indexes memory before the array.  Only a sum of two
     free inputs that may each pass 2^30 counts (a sum of one large input and a tile wraps only with
-    the input at the limit); the candidate is the sum, checked against its own range."""
-    sl = narrow_slice(gr, w.node, w.slot)
+    the input at the limit); the candidate is the sum, checked against its own range.  A search
+    halves right before it indexes: the nearest ops of the slice are enough (every widening whose
+    value fits comes here, so the whole slice would cost the scan)."""
+    sl = narrow_slice(gr, w.node, w.slot, limit=_NEAR)
     inside = set(sl)
     for d in sl:
         op = gr.op(d)

@@ -117,11 +117,12 @@ def _launch_peer_needs(rg: Ranges, input_name: str, at: int) -> list[Need]:
             continue
         for (j, other), tile in others:
             f = field_by_path(rg.fields_of(j), other)
-            count = tile * (at - 1) + 1  # this one is at most ceil(F / tile) of the F the other holds
-            need = extent_need(rg, f.name, count) if f is not None and f.part == "shape" else None
+            if f is None or f.part != "shape":
+                continue  # a scalar peer holds no memory
+            need = extent_need(rg, f.name, tile * (at - 1) + 1)  # at most ceil(F / tile) of the F f holds
             if need is not None:
-                how = "also" if tile == 1 else f"at most ceil({f.name} / {tile}) of"  # type: ignore[union-attr]
-                why = f"{input_name} is {how} {f.name} (the launch sets both from one host value): {need.why}"  # type: ignore[union-attr]
+                how = "also" if tile == 1 else f"at most ceil({f.name} / {tile}) of"
+                why = f"{input_name} is {how} {f.name} (the launch sets both from one host value): {need.why}"
                 out.append(Need(need.tensor, need.bytes, why))
         break
     return out
