@@ -111,14 +111,14 @@ class Decisions:
         except Cycle:
             return None
         small, big = (x, y) if side[0] == 0 else (y, x)  # the compare holds when small < big (or <=)
-        shape = select_shape(a, b, small, big, side[1], self.interval(a.add(small.scale(-1))).hi <= 0)
+        over = self.interval(a.add(small.scale(-1))).hi  # how far the true arm may exceed small
+        shape = select_shape(a, b, small, big, side[1], over <= 0)
         if shape is None:
             return None
         ia, ib = self.interval(a), self.interval(b)
         if str(self.gr.op(c).attrs.get("pred", "")).startswith("u") and (ia.lo < 0 or ib.lo < 0):
             return None  # an unsigned order of values that may be negative is not theirs
         if shape == "fallback":  # the true arm (at most small) is below big, the other a constant
-            over = self.interval(a.add(small.scale(-1))).hi  # how far a may exceed small: <= 0
             top = min(ia.hi, self.interval(big).hi - (1 if side[1] else 0) + over)
             return Interval(min(ia.lo, ib.lo), max(top, ib.hi))
         if shape != "max":  # the true arm takes the smaller one: min (a clamp is min(u, v - 1))

@@ -172,16 +172,16 @@ def indexed_mode(rg: Ranges, tensor: str, scale: int, coefs: Sequence[int] = ())
                 found = (i, md)
             elif not one:
                 return None  # another mode with a constant stride could share the 32-bit value
-        elif stride.get("width") != 64 and not one and any(abs(c) > 1 and c % _divisor(stride) == 0 for c in coefs):
+        elif (
+            stride.get("width") != 64
+            and not one
+            and any(abs(c) > 1 and c % layout_divisor(str(stride.get("text", ""))) == 0 for c in coefs)
+        ):
             # a 32-bit dynamic stride: its mode's offset is 32-bit too, and a term of the value may be
             # it (a multiple of what the layout says the stride is a multiple of: SDSA's words[2*i + 1]
             # over (?,?,?):(?{div=2},?{div=2},1))
             return None
     return found
-
-
-def _divisor(leaf: dict[str, Any]) -> int:
-    return layout_divisor(str(leaf.get("text", "")))
 
 
 def _start_scale(gr: Graph, start: int) -> int | None:
