@@ -53,7 +53,7 @@ def _findings(body: str) -> list[Finding]:
 def test_a_ptx_loop_counter_is_named_by_its_bound() -> None:
     body = GRID_STRIDE.format(init="mov.u32 %r6, %r1;", step="add.s32 %r6, %r6, %r2;")
     (f,) = _findings(body)
-    assert f.wraps_when["input"] == "loop counter (< arg0+0)"
+    assert f.wraps_when["input"] == "loop counter (< arg0)"
     assert f.wraps_when["threshold"] == 524288  # 4096 * 524288 = 2^31
 
 
@@ -63,7 +63,7 @@ def test_a_counter_the_loop_compares_as_a_multiple_of_its_step_variable_is_named
         init="mov.u32 %r9, %r1;\nshl.b32 %r6, %r9, 2;", step="add.s32 %r9, %r9, %r2;\nshl.b32 %r6, %r9, 2;"
     )
     (f,) = _findings(body)
-    assert f.wraps_when["input"] == "loop counter (< arg0+0)"
+    assert f.wraps_when["input"] == "loop counter (< arg0)"
     assert f.wraps_when["threshold"] == 524288
 
 
@@ -73,7 +73,7 @@ def test_a_loop_that_compares_its_bound_first_names_the_counter_too() -> None:
         "setp.lt.s32 %p2, %r6, %r5;", "setp.gt.s32 %p2, %r5, %r6;"
     )
     (f,) = _findings(body)
-    assert f.wraps_when["input"] == "loop counter (< arg0+0)"
+    assert f.wraps_when["input"] == "loop counter (< arg0)"
 
 
 def test_a_register_without_a_bounding_compare_is_not_called_a_loop_counter() -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from irscan.analysis.intervals import Interval
-from irscan.analysis.params import field_at
+from irscan.analysis.params import field_at, unnamed_field
 from irscan.ir import Kind, ParamField
 
 if TYPE_CHECKING:
@@ -114,7 +114,7 @@ class FastDivmod:
         f = self._param_field(d[0], op) if op is not None else None
         if f is not None:
             named = field_at(self._fields_of(f.param), ParamField(f.param, f.offset - 4, 32))
-            return None if f.offset < 4 else named.name if named is not None else f"arg{f.param}+{f.offset - 4}"
+            return None if f.offset < 4 else named.name if named is not None else unnamed_field(f.param, f.offset - 4)
         path = list(op.attrs.get("path", ())) if op is not None and op.kind is Kind.EXTRACT else []
         base = self.gr.defs(d[0], 0) if path and path[-1] >= 1 else []
         if len(base) != 1 or self.gr.op(base[0]).kind is not Kind.ARG:

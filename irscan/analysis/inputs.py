@@ -21,6 +21,7 @@ from irscan.analysis.params import (
     field_by_path,
     meta_fields,
     tensor_fields,
+    unnamed_field,
     with_tma_elements,
 )
 from irscan.ir import SREG_RANGES, Kind, Op, ParamField
@@ -168,8 +169,8 @@ class Inputs:
         if named is None and not path and p is not None:  # a scalar parameter, named as its reads are
             if isinstance(p.shape, int):
                 named = Field((), 0, p.shape, f"arg{param}")
-            elif p.size in (4, 8):  # PTX: a byte array read at offset 0
-                named = Field((), 0, 8 * p.size, f"arg{param}+0")
+            elif p.size in (4, 8):  # PTX: a byte array read at offset 0, named as the MLIR names it
+                named = Field((), 0, 8 * p.size, f"arg{param}")
         return self._named_field(("field", param, path), named, named.width, param) if named else None
 
     def _named_field(self, key: Any, named: Field, w: int, param: int) -> Affine:
@@ -229,7 +230,7 @@ class Inputs:
 
     def _field(self, n: int, f: ParamField, w: int) -> Affine:
         # a 32-bit load of a 64-bit field: the ideal value is the field's (_named_field takes the wider)
-        named = field_at(self._fields_of(f.param), f) or Field((), f.offset, w, f"arg{f.param}+{f.offset}")
+        named = field_at(self._fields_of(f.param), f) or Field((), f.offset, w, unnamed_field(f.param, f.offset))
         return self._named_field(n, named, w, f.param)
 
     def narrow_param(self, n: int) -> bool:

@@ -232,6 +232,12 @@ def _fits_bytes(size: int | None, m: Any) -> bool:
     return True
 
 
+def unnamed_field(param: int, offset: int) -> str:
+    """The name of a field the capture names nothing for: a PTX scalar (a byte array read at offset 0)
+    is the parameter itself, spelled as the MLIR spells it; another byte of a struct keeps its offset."""
+    return f"arg{param}" if offset == 0 else f"arg{param}+{offset}"
+
+
 def field_at(fields: list[Field], f: ParamField) -> Field | None:
     """The named field a read of ``f`` lands on (same start byte)."""
     return next((x for x in fields if x.offset == f.offset), None)
