@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from irscan.analysis.params import align_meta
+from irscan.analysis.params import align_meta, meta_fields
 from irscan.ir import Param
 
 REPO = Path(__file__).resolve().parents[1]
@@ -100,3 +100,19 @@ def test_a_tma_coordinate_tensor_takes_its_atoms_element_type() -> None:
     paired, alone = with_tma_elements([atom, coord, {"type": "i32"}, coord])[1::2]
     assert element_bits(paired) == 16 and paired["element"] == "bf16"
     assert element_bits(alone) is None and "element" not in coord  # the caller's entries are left as they were
+
+
+def test_a_dynamic_coordinate_tensor_has_no_pointer_field() -> None:
+    """PTX lays a TMA coordinate tensor out as its dynamic extents alone (cudnn NSA's 20-byte param of
+    (?,?,((?,?),?))): its first word is shape[0], not a pointer; a dynamic origin is not laid out."""
+    dyn = {"i": {"kind": "dynamic", "width": 32, "text": "?"}}
+    modes = [{"shape": dyn["i"], "stride": {"kind": "static", "value": f"1@{k}", "text": f"1@{k}"}} for k in range(5)]
+    coord = {"type": '!cute.coord_tensor<"(0,0,0,0,0)", "(?,?,((?,?),?)):(1@1,1@0,((1@2,1@3),1@4))">',
+             "dtype": "coord", "modes": modes}  # fmt: skip
+    fields = meta_fields(3, coord)
+    assert [(f.offset, f.width, f.name) for f in fields[:2]] == [(0, 32, "arg3.shape[0]"), (4, 32, "arg3.shape[1]")]
+    assert len(fields) == 5 and not any(f.name.endswith(".ptr") for f in fields)
+    moved = {**coord, "type": coord["type"].replace('"(0,0,0,0,0)"', '"(?,0,0,0,0)"')}
+    assert meta_fields(3, moved) == []
+    tensor = {"type": "!cute.memref<bf16, gmem>", "dtype": "bf16", "modes": modes[:1]}
+    assert [f.name for f in meta_fields(0, tensor)] == ["arg0.ptr", "arg0.shape[0]"]

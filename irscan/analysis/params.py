@@ -72,7 +72,15 @@ def meta_fields(index: int, meta_arg: dict[str, Any]) -> list[Field]:
     for part in ("shape", "stride"):
         ws = [_mode_part(m, part).get("width", 64) for m in modes if _mode_part(m, part).get("kind") == "dynamic"]
         parts.append([((k,) if len(ws) > 1 else (), int(w)) for k, w in enumerate(ws) if str(w) in ("32", "64")])
+    if meta_arg.get("dtype") == "coord":
+        # a TMA coordinate tensor has no pointer: its struct is its dynamic extents alone (cudnn NSA's
+        # (?,?,((?,?),?)) is 20 bytes), unless its origin is dynamic too, which the capture does not lay out
+        origin = _ORIGIN.match(str(meta_arg.get("type", "")))
+        return _fields(index, False, parts, meta_arg) if origin and "?" not in origin.group(1) else []
     return _fields(index, True, parts, meta_arg)
+
+
+_ORIGIN = re.compile(r'^!cute\.coord_tensor<"([^"]*)"')
 
 
 def _fields(
