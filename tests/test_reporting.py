@@ -185,6 +185,20 @@ def test_every_threshold_names_an_input_with_a_positive_value_or_says_why(
             assert (w["input"], w["threshold"]) == (m["input"], int(m["at"])), w
         else:
             assert w["text"].startswith("no single-input threshold: ") and w["input"] is None, w["text"]
+            need = w.get("necessary")  # a named input the wrap needs, from a bound (reporting.decide)
+            if need is not None:
+                assert named(need["input"]) and "%" not in need["input"] and need["at_least"] > 0, need
+                assert f"a wrap needs {need['text']}" in f.message, f.message
+
+
+def test_a_finding_no_single_input_decides_names_an_input_the_wrap_needs(
+    corpus: tuple[list[Finding], list[Finding]],
+) -> None:
+    """flashinfer b12x MXFP8 rows: the payload store's offset is made of a loop counter's quotient and
+    remainder (no single input), and in bounds of its (?,1792) tensor it wraps only from 1,198,373 rows."""
+    store = [f for f in corpus[0] if f.file and f.file.endswith("mxfp8_rows.py") and f.line == 240 and f.ir == "mlir"]
+    assert store and store[0].wraps_when is not None and store[0].wraps_when["input"] is None
+    assert store[0].wraps_when["necessary"]["text"] == "arg1.shape[0] >= 1,198,373"
 
 
 def test_one_finding_per_access_statement_ir_and_check(corpus: tuple[list[Finding], list[Finding]]) -> None:

@@ -175,7 +175,13 @@ def explain(gr: Graph, rg: Ranges, c: Candidate, check: Check, ctx: Context) -> 
     msg = check.headline(ev)
     if c.must:
         msg += f"; at this launch it reaches {full.hi:,} (> {lim})"
-    msg += f", wrapping when {th['text']}" if th["input"] else f" ({th['text']})"
+    decided = decide(gr, rg, c, th, path)
+    necessary = decided.pop("necessary")
+    if th["input"] is None and necessary is not None:  # no single input decides it, but one is needed
+        th["necessary"] = necessary
+        msg += f" ({th['text']}; a wrap needs {necessary['text']}, as {necessary['why']})"
+    else:
+        msg += f", wrapping when {th['text']}" if th["input"] else f" ({th['text']})"
     msg += f"{',' if c.must else ';'} and feeds the address of a {space} {sinks[0]['kind']}"
     if ub:
         msg += "; the i32 op carries nsw, so the overflow is undefined behaviour, not merely a wrap"
@@ -202,7 +208,7 @@ def explain(gr: Graph, rg: Ranges, c: Candidate, check: Check, ctx: Context) -> 
         expression=expr,
         origin=origin,
         access=_access(gr, rg, c.sinks),
-        **decide(gr, rg, c, th, path),
+        **decided,
     )
 
 

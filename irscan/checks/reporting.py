@@ -133,12 +133,15 @@ def rule_b_need(rg: Ranges, b: Any, wrap_value: int) -> memory.Need | None:
 
 
 def decide(gr: Graph, rg: Ranges, c: Candidate, th: dict[str, Any], path: list[int]) -> dict[str, Any]:
-    """The facts a candidate's verdict rests on, the reason rule (a) suppresses it (or None), and the
-    largest tensor size rule (c) knows it needs: ``{"facts", "rule_suppressed", "memory"}``."""
+    """The facts a candidate's verdict rests on, the reason rule (a) suppresses it (or None), the
+    largest tensor size rule (c) knows it needs, and the first named input a bound says the wrap needs
+    (``arg1.shape[0] >= 1,198,373``: a necessary condition, for a finding no single input decides):
+    ``{"facts", "rule_suppressed", "memory", "necessary"}``."""
     facts = _input_facts(rg, c)
     wrap_value = c.limit.hi + 1
     needs: list[memory.Need] = []
     suppressed = None
+    necessary: dict[str, Any] | None = None
     inner = c.extra.get("inner")  # the value is a sum inside the widened one (base.py, _midpoint): the
     # access bounds the widened value, not it, so only the sum's own facts (guards at it) hold
     bounds = bounds_of(rg, c.value, at=inner if isinstance(inner, int) else c.widening.node)
@@ -167,6 +170,9 @@ def decide(gr: Graph, rg: Ranges, c: Candidate, th: dict[str, Any], path: list[i
             continue
         name, extent_at = on_extent
         facts.append(f"{bound_text(b)}: it wraps only when {name} >= {extent_at:,}")
+        if necessary is None:  # a named input the wrap needs, where no single input decides it
+            necessary = {"input": name, "at_least": extent_at, "text": f"{name} >= {extent_at:,}",
+                         "why": bound_text(b)}  # fmt: skip
         need = memory.extent_need(rg, name, extent_at)
         if need is not None:
             needs.append(need)
@@ -198,7 +204,8 @@ def decide(gr: Graph, rg: Ranges, c: Candidate, th: dict[str, Any], path: list[i
     best = max(needs, key=lambda n: n.bytes, default=None)
     if best is None:
         facts.append("(c) no tensor size at the threshold is known: memory does not bound it")
-    return {"facts": facts, "rule_suppressed": suppressed, "memory": best.as_json(at) if best else None}
+    return {"facts": facts, "rule_suppressed": suppressed, "memory": best.as_json(at) if best else None,
+            "necessary": necessary}  # fmt: skip
 
 
 def _coordinate_of_an_i32_mode(gr: Graph, rg: Ranges, c: Candidate, start: int, path: list[int]) -> str | None:
