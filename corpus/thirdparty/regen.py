@@ -862,6 +862,49 @@ CAPTURES: dict[str, tuple[str, str, str]] = {
         "512-row tasks: int32 ids + BF16 clamp; int64 ids, unique, sorted route blocks",
         "holdout15_workers:b12x_x4t_packed_scales",
     ),
+    # a sixteenth holdout set, triaged before any tuning (corpus/thirdparty/holdout16_workers.py)
+    "quack_layernorm_bwd_sm90a": (
+        "sm_90a",
+        "quack LayerNorm bwd bf16 N 4096, f32 weight, mean + rstd, dw + db partials, bf16 dresidual in/out; "
+        "per-head RMSNorm bwd (QK-norm) head dim 128, dw partials",
+        "holdout16_workers:quack_layernorm_bwd",
+    ),
+    "quack_cross_entropy_vocab_sm90a": (
+        "sm_90a",
+        "quack CrossEntropy, vocabulary 151,936 (cluster rows), bf16 logits, i64 target, f32 class weight: fwd + "
+        "LSE; bwd",
+        "holdout16_workers:quack_cross_entropy_vocab",
+    ),
+    "cudnn_flex_mask_plan_sm100a": (
+        "sm_100a",
+        "cudnn flex-attention arbitrary-mask planner, interval mask over BSHD 2 x 2048, 8/2 heads x 128: Q-major "
+        "classify, K-major count, fwd and K-to-Q materialise",
+        "holdout16_workers:cudnn_flex_mask_plan",
+    ),
+    "cudnn_sdpa_split_combine_sm100a": (
+        "sm_100a",
+        "cudnn SDPA prepared split-KV combine, raw pointers, runtime B/H/S_q/D_v, splits and Int64 strides, bf16 O "
+        "from f32 partials + LSE: dense; packed THD + sink",
+        "holdout16_workers:cudnn_sdpa_split_combine",
+    ),
+    "cudnn_sdpa_metadata_sm100a": (
+        "sm_100a",
+        "cudnn SDPA torch-op metadata, raw pointers, Int64 sizes: varlen lengths + offsets from int32 cu_seqlens; "
+        "packed Stats copy; compact lengths + sinks",
+        "holdout16_workers:cudnn_sdpa_metadata",
+    ),
+    "cudnn_gab_quantize_sm100a": (
+        "sm_100a",
+        "cudnn gated-attention-block FP8 E4M3 activation quantiser, bf16 [T, H, 128], sym tokens: given scale 32 "
+        "heads; amax-partials scale, 2 alphas, persistent, 8 heads; amax pass",
+        "holdout16_workers:cudnn_gab_quantize",
+    ),
+    "b12x_static_fp8_quant_sm120a": (
+        "sm_120a",
+        "flashinfer b12x static-scale FP8 query quantiser, flat byte views, runtime Int32 count, capacity grid: "
+        "4096 x 64 x 576 bf16; 1 x 128 x 512",
+        "holdout16_workers:b12x_static_fp8_quant",
+    ),
 }
 
 
