@@ -62,6 +62,7 @@ HOLDOUTS = {
         ("holdout-13", "holdout13_workers.py"),
         ("holdout-14", "holdout14_workers.py"),
         ("holdout-15", "holdout15_workers.py"),
+        ("holdout-16", "holdout16_workers.py"),
     )
 }
 
