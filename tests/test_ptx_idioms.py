@@ -113,3 +113,22 @@ def test_unpack_gives_both_halves() -> None:
     assert (hi.kind, hi.width, hi.src_width) == (Kind.TRUNC, 32, 64)
     shift = by_result[str(hi.operands[0])]
     assert (shift.kind, shift.operands) == (Kind.LSHR, ("%rd4", 32))
+
+
+def test_a_trunc_of_an_extension_is_no_narrowing(tmp_path: Path) -> None:
+    """``cvt.u32.u64`` of ``cvt.u64.u32 %r`` gives %r back bit for bit (a 32-bit value NVVM keeps
+    widened, cudnn's split-KV combine loop counter): no trunc-then-extend; a 32-bit wrap before the
+    extension stays a narrow-widened-late finding (flashinfer MSA's shl.b32 11 row offset)."""
+    body = """mov.u32 %r6, %ctaid.y;
+mul.lo.s32 %r7, %r5, 2048;
+add.s32 %r8, %r7, %r6;
+cvt.u64.u32 %rd5, %r8;
+cvt.u32.u64 %r2, %rd5;
+cvt.s64.s32 %rd10, %r2;
+"""
+    p = tmp_path / "k.ptx"
+    p.write_text(HEAD + body + TAIL)
+    found = scan_paths([p]).findings
+    assert [f.check for f in found] == ["narrow-widened-late"], [f.message for f in found]
+    # 2048*ctaid.x + ctaid.y passes 2^31 - 1 from ctaid.x 1,048,545 with ctaid.y at 65,534
+    assert found[0].wraps_when is not None and found[0].wraps_when["text"] == "ctaid.x >= 1048545"

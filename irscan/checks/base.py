@@ -243,7 +243,7 @@ def evaluate(gr: Graph, rg: Ranges, w: Widening, sinks: list[int] | None = None)
             break
         if op.kind is Kind.TRUNC and op.operands:
             iv = rg.interval(rg.operand(d, 0))
-            if leaves(iv, limit):
+            if leaves(iv, limit) and not _lossless_trunc(gr, d):
                 culprit, narrowing = d, True
                 break
         elif op.kind in NARROW_ARITH - {Kind.MOV, Kind.PHI, Kind.SELECT} and op.width and op.width <= 32:
@@ -254,6 +254,19 @@ def evaluate(gr: Graph, rg: Ranges, w: Widening, sinks: list[int] | None = None)
                 break
     scaled = any(not rg.atoms[k].fixed and (abs(c) >= 2 or rg.atoms[k].scaled) for k, c in value.terms)
     return Candidate(w, value, limit, sinks, sl, culprit, narrowing, must, scaled)
+
+
+def _lossless_trunc(gr: Graph, d: int) -> bool:
+    """A trunc of an extension of a value no wider than its result gives that value back bit for bit
+    (``cvt.u32.u64`` of ``cvt.u64.u32 %r``: a 32-bit loop counter NVVM keeps widened): it narrows
+    nothing, so whatever wraps is the 32-bit value's own arithmetic, which the slice weighs on."""
+    defs = gr.defs(d, 0)
+    while len(defs) == 1 and gr.op(defs[0]).kind is Kind.MOV:
+        defs = gr.defs(defs[0], 0)
+    if len(defs) != 1:
+        return False
+    ext = gr.op(defs[0])
+    return ext.kind in (Kind.SEXT, Kind.ZEXT) and 0 < (ext.src_width or 64) <= (gr.op(d).width or 0)
 
 
 def leaves(iv: Interval, limit: Interval) -> bool:
