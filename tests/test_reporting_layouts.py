@@ -229,3 +229,42 @@ def test_a_value_that_multiplies_its_tensors_own_extent_is_a_flat_index_not_a_co
         return
     assert f.rule_suppressed is None
     assert any(x.endswith("not a coordinate, the value multiplies an extent of arg0") for x in f.facts)
+
+
+#: ``x[row, 4*ctaid.x]`` of a bf16 tensor (?,N):(?,1): the 32-bit value is the column, and the row's
+#: part of the offset (a 64-bit stride field) is added in 64 bits
+COLUMN = """.version 8.5
+.target sm_100a
+.address_size 64
+.visible .entry k(.param .align 8 .b8 k_p0[24])
+{
+.reg .b32 %r<8>;
+.reg .b64 %rd<8>;
+ld.param.u64 %rd1, [k_p0];
+mov.u32 %r2, %ctaid.x;
+shl.b32 %r3, %r2, 2;
+mul.wide.s32 %rd2, %r3, 2;
+add.s64 %rd3, %rd1, %rd2;
+ld.global.u16 %rs1, [%rd3];
+ret;
+}
+"""
+
+
+@pytest.mark.parametrize(("extent", "held_back"), [(151_936, True), (2**31 - 1, False)])
+def test_a_coordinate_of_a_mode_of_static_extent_is_below_it(extent: int, held_back: bool) -> None:
+    """quack's cross entropy reads ``mX[row, target]`` over (?,151936):(?,1) with ``target`` an Int32
+    of a loaded class index: in bounds the column is below 151,936, whatever the row stride.  The
+    placeholder 2^31 - 1 of a view over a raw pointer bounds nothing."""
+    modes = [{"shape": DYN64, "stride": DYN64}, {"shape": {"kind": "static", "value": extent},
+                                                 "stride": {"kind": "static", "value": 1}}]  # fmt: skip
+    meta = [{"type": "!cute.memref<bf16, gmem>", "dtype": "bf16", "layout": f"(?,{extent}):(?,1)", "modes": modes}]
+    (f,) = _scan(COLUMN.replace(".reg .b32", ".reg .b16 %rs<2>;\n.reg .b32"), meta)
+    if held_back:
+        assert f.rule_suppressed == (
+            "(a) it never wraps: it indexes mode 1 of arg0 (stride 1, static extent 151,936), so an access in "
+            "bounds keeps it below 151,936"
+        )
+    else:
+        _, held = finish([f])
+        assert f.rule_suppressed is None and not held

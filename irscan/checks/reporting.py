@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from irscan.analysis.dataflow import Graph
 from irscan.analysis.intervals import Affine
+from irscan.analysis.params import PLACEHOLDER_EXTENT
 from irscan.analysis.ranges import Ranges
 from irscan.checks import memory, other_accesses, shared_extents
 from irscan.checks.base import Candidate
@@ -229,10 +230,18 @@ def _coordinate_of_an_i32_mode(gr: Graph, rg: Ranges, c: Candidate, start: int, 
         computed = getattr(rg, "computed_extent", None)
         if callable(computed) and computed(int(tensor.removeprefix("arg")), i):
             continue  # an extent of the host's own arithmetic is no allocation (hostfields.module_computed)
+        stride = (md.get("stride") or {}).get("value")
         if shape.get("kind") == "dynamic" and shape.get("width") == 32:
-            stride = (md.get("stride") or {}).get("value")
             return (f"(a) a coordinate bounded by an i32 extent: it indexes mode {i} of {tensor} (stride {stride}, "
                     f"extent {tensor}.shape[{i}], an i32), so an access in bounds keeps it below 2^31 - 1")  # fmt: skip
+        extent = shape.get("value")
+        if shape.get("kind") == "static" and isinstance(extent, int) and 0 < extent < PLACEHOLDER_EXTENT:
+            # a mode of static extent beside dynamic (64-bit) strides: the row-stride part of the offset
+            # is added in 64 bits, and the 32-bit value is this mode's coordinate alone (quack's
+            # mX[row, target] over (?,151936):(?,1) with target an Int32 of a loaded class index); the
+            # 2^31 - 1 placeholder a view over a raw pointer gets bounds nothing
+            return (f"(a) it never wraps: it indexes mode {i} of {tensor} (stride {stride}, static extent "
+                    f"{extent:,}), so an access in bounds keeps it below {extent:,}")  # fmt: skip
     return None
 
 
