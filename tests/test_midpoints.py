@@ -17,8 +17,10 @@ from irscan.analysis.reaching import reaching_definitions
 from irscan.ir import Kind
 
 
-def _search(second: str) -> list[checks.Finding]:
-    """``arr[(lo + x) >> 1]`` with lo loaded from memory and x another load (``lo + hi``) or ``tid.x``."""
+def _search(second: str, plus_one: bool = False) -> list[checks.Finding]:
+    """``arr[(lo + x) >> 1]`` with lo loaded from memory and x another load (``lo + hi``) or ``tid.x``;
+    ``plus_one``: ``arr[((lo + x) >> 1) + 1]``, whose ideal value is one past 2^31 - 1 (FA4's
+    ``cu_tensor[mid + 1]``, which no check claims as a plain ``+ 1``)."""
     b = FnBuilder(exact_block_dim=(128, 1, 1))
     a = b.param("%arg0", TENSOR)
     ptr = b.op(Kind.EXTRACT, a, width=0, attrs={"path": (0,)})
@@ -26,6 +28,8 @@ def _search(second: str) -> list[checks.Finding]:
     x = (b.op(Kind.LOAD, ptr, width=32, addr=0, space="global") if second == "hi"
          else b.op(Kind.SREG, attrs={"sreg": "tid.x"}))  # fmt: skip
     mid = b.op(Kind.ASHR, b.op(Kind.ADD, lo, x), b.const(1))
+    if plus_one:
+        mid = b.op(Kind.ADD, mid, b.const(1))
     wide = b.op(Kind.SEXT, mid, width=64, src_width=32)
     g = b.op(Kind.GEP, ptr, wide, width=0, attrs={"indices": [("dyn", 1, 64)], "elem_size": 4})
     b.op(Kind.LOAD, g, width=32, addr=0, space="global")
@@ -34,9 +38,10 @@ def _search(second: str) -> list[checks.Finding]:
     return checks.run(gr, Ranges(gr, Facts.of(fn.attrs), []), checks.Context("k", "test.mlir"))
 
 
+@pytest.mark.parametrize("plus_one", [False, True])
 @pytest.mark.parametrize("second", ["hi", "tid"])
-def test_a_midpoint_whose_sum_wraps_is_found_only_for_two_large_values(second: str) -> None:
-    found = _search(second)
+def test_a_midpoint_whose_sum_wraps_is_found_only_for_two_large_values(second: str, plus_one: bool) -> None:
+    found = _search(second, plus_one)
     if second == "tid":
         assert found == []
         return
