@@ -148,6 +148,9 @@ def scan_file(path: Path, meta: dict[str, Any] | None = None) -> ScanResult:
     require_ir(text, str(path), ir, path.name.endswith(IR_SUFFIXES))
     module = parse(text, str(path), ir)
     res = scan_module(module, meta)
+    if not res.kernels and not res.errors:  # IR with no kernel in it: nothing scanned is no clean result
+        expected = ["llvm.func ... attributes {nvvm.kernel}"] if ir == "mlir" else [".entry (a kernel)"]
+        raise IRSyntaxError(str(path), 1, 1, "no kernel in it: nothing to scan", expected)
     return res
 
 
