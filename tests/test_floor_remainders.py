@@ -1,4 +1,4 @@
-"""A value minus its floor multiple is a remainder (irscan/analysis/bounds.py, remainder_idiom).
+"""A value minus its floor multiple is a remainder (irscan/analysis/relate.py, remainder_idiom).
 
 ``x - (x & -2^k)``, ``x - 2^k*(x >> k)`` and ``x - d*(x / d)`` are ``x % 2^k`` (``x % d``), in
 ``[0, 2^k - 1]``, whichever way the two x are one value: one SSA value, equal affine forms, or, in

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from irscan.analysis.bounds import LESS, select_compare, select_shape
 from irscan.analysis.intervals import Affine, Interval
 from irscan.analysis.loops import Cycle, Eval
+from irscan.analysis.relate import LESS, select_compare, select_shape
 from irscan.ir import Kind
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@
 remainder ``x - q*d`` is then a coordinate below d.  The shape is recognised from the ops alone: the
 multiplier, the shifts and the divisor are fields of one kernel parameter, the divisor 4 bytes before
 the multiplier.  Then q is recorded as a quotient of x by that divisor field (by its name: the kernel
-reads it with an op of its own), so :meth:`irscan.analysis.bounds.Relations.remainder_idiom` sees
+reads it with an op of its own), so :meth:`irscan.analysis.relate.OpRelations.remainder_idiom` sees
 ``x - q*d`` as ``x % d``.
 
 Whatever the multiplier and the shifts (a field, or a select between two divisors' multipliers, as

@@ -7,7 +7,7 @@ where they do not (a runtime divisor of unknown sign, a varlen scheduler's ``shf
 the union of the arms reaches ``q.lo - 1``, one below -2^31 for a quotient of unknown sign.
 
 Two facts hold whatever ``x`` and ``d``, because ``q`` is ``x / d`` itself (a division op's quotient,
-:attr:`~irscan.analysis.bounds.Relations.quotients`) and the condition has ``x != q·d``:
+:attr:`~irscan.analysis.relate.OpRelations.quotients`) and the condition has ``x != q·d``:
 
 - the corrected arm is taken only when the division is inexact, so ``|d| >= 2`` and
   ``|q| <= |x| / 2``: ``q ± 1`` stays within ``±(|x| / 2 + 1)``, never past 2^31 for an i32 x;
@@ -267,7 +267,7 @@ def recombine(
     """``a + b``, with ``c·(q·d) + c·(x - q·d)`` read as ``c·x``: a quotient times its divisor plus the
     remainder of the same division is the dividend (``t[e // m, e % m]`` on ``(n, m):(m, 1)`` is ``e``),
     whether the product is another op than the remainder's own (the stride field a second read of m).
-    The product must be an atom whose factors are exactly ``q`` and ``d`` (irscan/analysis/bounds.py
+    The product must be an atom whose factors are exactly ``q`` and ``d`` (irscan/analysis/relate.py
     records the remainder where it reads ``x - q·d``), so this is the identity, never a guess."""
     s = a.add(b)
     for rk, c in s.terms:

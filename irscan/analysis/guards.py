@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from irscan.analysis.bounds import LESS as _LESS
 from irscan.analysis.intervals import Affine, Interval
 from irscan.analysis.reaching import cfg_successors
+from irscan.analysis.relate import LESS as _LESS
 from irscan.ir import Kind
 
 if TYPE_CHECKING:

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from irscan.analysis import dataflow
-from irscan.analysis.bounds import LESS
 from irscan.analysis.params import tensor_fields
+from irscan.analysis.relate import LESS
 from irscan.ir import Function, Kind, Module, Op
 
 #: the launch config's layout (grid, block, then smem bytes, stream, attributes, count): a type

@@ -4,7 +4,7 @@ NVVM lowers ``x / d`` by a constant d (Granlund-Montgomery; Hacker's Delight ch.
 ``mulhi(x, M) >> s`` (PTX ``mul.hi.u32`` then ``shr.u32``); a signed x adds the sign fix-up
 ``q + (q >>> (w - 1))`` (``mul.hi.s32``, with ``+ x`` first when M is negative as a signed number:
 then ``mulhi(x, M) + x`` is ``floor(x·(M + 2^w) / 2^w)``, an identity); an 8-bit division promoted to
-16 bits is ``(x·M) >> n``.  So ``x - d·q`` is ``x % d`` (bounds.py, ``remainder_idiom``) once q is
+16 bits is ``(x·M) >> n``.  So ``x - d·q`` is ``x % d`` (relate.py, ``remainder_idiom``) once q is
 known to be ``x / d``.  Which d, if any, is decided here from M and the total shift n alone, and
 proved, not assumed:
 
@@ -18,7 +18,7 @@ with ``e > 0``.
 
 The range is the *register's*: an ideal x past the width (a wrapped ``4*r``) can hold any value of
 it, and the proof then covers the whole type, so the sequence computes exactly what a division op
-would, and is taken as one (a quotient, as for ``div``: irscan/analysis/bounds.py).
+would, and is taken as one (a quotient, as for ``div``: irscan/analysis/relate.py).
 """
 
 from __future__ import annotations

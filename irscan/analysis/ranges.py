@@ -357,7 +357,7 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod, Mag
             if len(op.operands) < 2:
                 return self._opaque_atom(n, op.name, w)
             a, b = yield from self._operands(n)
-            exact = self.bitwise_identity(k, a, b, w)  # or as add, xor -1 as negation (bounds.py)
+            exact = self.bitwise_identity(k, a, b, w)  # or as add, xor -1 as negation (relate.py)
             if exact is not None:
                 return exact
             ia, ib = self.guarded_interval(n, a, w), self.guarded_interval(n, b, w)  # guards.py

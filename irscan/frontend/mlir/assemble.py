@@ -66,9 +66,9 @@ from irscan.frontend.mlir.records import AliasDef, AttrText, Body, RawOp, RawReg
 from irscan.frontend.mlir.semantics import (
     build_spec,
     finish_function,
-    make_op,
 )
 from irscan.frontend.mlir.soup import soup_info, soup_rtypes
+from irscan.frontend.mlir.spec import make_op
 from irscan.frontend.mlir.templates import NeedFullParse
 from irscan.frontend.text import strip_strings
 

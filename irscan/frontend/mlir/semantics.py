@@ -1,9 +1,10 @@
 """What an LLVM-dialect op means to the analysis: parsed op records -> :mod:`irscan.ir` kinds.
 
 Both MLIR front-end paths (the whole-module grammar parse and the fast line indexer) describe each op
-as a :class:`irscan.frontend.mlir.records.Body`; :func:`build_spec` turns a Body into a :class:`Spec` (kind,
-width, flags, attrs, address operand...) that does not depend on the op's SSA names, so the fast path
-builds it once per distinct op template and stamps out :class:`irscan.ir.Op` objects from it.
+as a :class:`irscan.frontend.mlir.records.Body`; :func:`build_spec` turns a Body into a
+:class:`~irscan.frontend.mlir.spec.Spec` (kind, width, flags, attrs, address operand...) that does
+not depend on the op's SSA names, so the fast path builds it once per distinct op template and
+stamps out :class:`irscan.ir.Op` objects from it (:func:`~irscan.frontend.mlir.spec.make_op`).
 
 Ops whose meaning depends on their operands' types (an ``nvvm.*`` op is a memory op when an operand
 is a pointer; ``nvvm.fmax`` prints no result type) are settled per function by :func:`finish_function`
@@ -13,13 +14,12 @@ once every value's type is known.
 from __future__ import annotations
 
 from collections import Counter
-from operator import itemgetter
 from typing import Any
 
 from irscan import ir
 from irscan.frontend.mlir.memroles import set_address
 from irscan.frontend.mlir.records import AttrText, Body
-from irscan.frontend.mlir.soup import launched_kernel
+from irscan.frontend.mlir.spec import Spec
 from irscan.frontend.mlir.types import (
     Ty,
     int_width_of,
@@ -73,72 +73,6 @@ HARMLESS = frozenset({"llvm.alloca", "llvm.mlir.addressof", "llvm.intr.assume", 
 SREG_PREFIX = "nvvm.read.ptx.sreg."
 #: ops with pointer operands that access no memory (``llvm.intr.assume %c ["align"(%p, ...)]``)
 NOT_MEMORY = frozenset({"llvm.intr.assume", "llvm.intr.lifetime.start", "llvm.intr.lifetime.end"})
-
-
-class Spec:
-    """Everything about an op except its own SSA names, line and location.
-
-    ``operands`` / ``succs`` hold operand references as the parser saw them: real names on the full
-    path, ``%k`` / ``^k`` placeholders (k = position among the line's references) for a template.
-    ``post`` marks ops that :func:`finish_function` must revisit once value types are known.
-    """
-
-    __slots__ = (
-        "kind",
-        "name",
-        "width",
-        "src_width",
-        "signed",
-        "flags",
-        "attrs",
-        "addr",
-        "space",
-        "operands",
-        "succs",
-        "post",
-        "op_idx",
-        "succ_idx",
-        "getops",
-    )
-
-    def __init__(self, kind: Kind, name: str, operands: tuple[str, ...], rtypes: tuple[str, ...] | None) -> None:
-        self.kind = kind
-        self.name = name
-        self.width = 0
-        self.src_width: int | None = None
-        self.signed: bool | None = None
-        self.flags: frozenset[str] = frozenset()
-        self.attrs: dict[str, Any] = {"result_types": rtypes}
-        self.addr: int | None = None
-        self.space: AddressSpace | None = None
-        self.operands = operands
-        self.succs: tuple[tuple[str, tuple[str, ...]], ...] = ()
-        self.post = False
-        self.op_idx: tuple[int, ...] = ()
-        self.succ_idx: tuple[tuple[int, tuple[int, ...]], ...] = ()
-        self.getops: Any = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickled without ``getops`` (a closure): :meth:`templatize` makes it again."""
-        return {k: getattr(self, k) for k in self.__slots__ if k != "getops"}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        for k, v in state.items():
-            setattr(self, k, v)
-        self.getops = None
-
-    def templatize(self) -> Spec:
-        """Turn ``%k`` / ``^k`` placeholder references into positions (for the fast path)."""
-        self.op_idx = idx = tuple(int(r[1:]) for r in self.operands)
-        self.succ_idx = tuple((int(lab[1:]), tuple(int(r[1:]) for r in ops)) for lab, ops in self.succs)
-        if not idx:
-            self.getops = lambda names: ()
-        elif len(idx) == 1:
-            i0 = idx[0]
-            self.getops = lambda names: (names[i0],)
-        else:
-            self.getops = itemgetter(*idx)
-        return self
 
 
 def _flags_of(x: Any) -> frozenset[str]:
@@ -352,42 +286,6 @@ def _generic_spec(sp: Spec, body: Body) -> Spec:
     ):
         sp.post = True
     return sp
-
-
-# ------------------------------------------------------------------------------- instantiation
-
-
-def make_op(
-    spec: Spec,
-    op_id: int,
-    results: tuple[str, ...],
-    operands: tuple[str, ...],
-    loc: ir.Loc | None,
-    line: int,
-    text: str,
-    block: int,
-) -> ir.Op:
-    attrs = dict(spec.attrs)
-    if spec.kind is Kind.LAUNCH:
-        attrs["kernel"] = launched_kernel(text)
-    return ir.Op(
-        id=op_id,
-        kind=spec.kind,
-        name=spec.name,
-        results=results,
-        operands=operands,
-        width=spec.width,
-        src_width=spec.src_width,
-        signed=spec.signed,
-        flags=spec.flags,
-        attrs=attrs,
-        addr=spec.addr,
-        space=spec.space,
-        loc=loc,
-        line=line,
-        text=text,
-        block=block,
-    )
 
 
 # ------------------------------------------------------------------------- per-function pass

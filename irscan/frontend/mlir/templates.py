@@ -15,10 +15,10 @@ from irscan.frontend.mlir.locations import (
 )
 from irscan.frontend.mlir.records import Body, result_group_error
 from irscan.frontend.mlir.semantics import (
-    Spec,
     build_spec,
 )
 from irscan.frontend.mlir.soup import soup_info, soup_rtypes
+from irscan.frontend.mlir.spec import Spec
 from irscan.frontend.mlir.types import Ty, field_type
 from irscan.frontend.text import STRING_P, strip_strings
 from irscan.ir import IRSyntaxError
