@@ -25,7 +25,6 @@ from irscan.frontend.mlir.templates import (
 from irscan.frontend.mlir.types import Ty
 from irscan.frontend.text import balanced, strip_strings
 
-
 #: the ops that hold functions: one written on a single line is left to the grammar
 _MODULES = frozenset({"module", "builtin.module", "gpu.module"})
 
