@@ -251,11 +251,12 @@ ret;
 """
 
 
-@pytest.mark.parametrize(("extent", "held_back"), [(151_936, True), (2**31 - 1, False)])
+@pytest.mark.parametrize(("extent", "held_back"), [(151_936, True), (2**31 - 1, False), (4, False)])
 def test_a_coordinate_of_a_mode_of_static_extent_is_below_it(extent: int, held_back: bool) -> None:
     """quack's cross entropy reads ``mX[row, target]`` over (?,151936):(?,1) with ``target`` an Int32
     of a loaded class index: in bounds the column is below 151,936, whatever the row stride.  The
-    placeholder 2^31 - 1 of a view over a raw pointer bounds nothing."""
+    placeholder 2^31 - 1 of a view over a raw pointer bounds nothing, and ``4*ctaid.x`` is no
+    coordinate of a mode of extent 4 (a row flattened by hand into the column)."""
     modes = [{"shape": DYN64, "stride": DYN64}, {"shape": {"kind": "static", "value": extent},
                                                  "stride": {"kind": "static", "value": 1}}]  # fmt: skip
     meta = [{"type": "!cute.memref<bf16, gmem>", "dtype": "bf16", "layout": f"(?,{extent}):(?,1)", "modes": modes}]

@@ -234,12 +234,17 @@ def _coordinate_of_an_i32_mode(gr: Graph, rg: Ranges, c: Candidate, start: int, 
         if shape.get("kind") == "dynamic" and shape.get("width") == 32:
             return (f"(a) a coordinate bounded by an i32 extent: it indexes mode {i} of {tensor} (stride {stride}, "
                     f"extent {tensor}.shape[{i}], an i32), so an access in bounds keeps it below 2^31 - 1")  # fmt: skip
-        extent = shape.get("value")
-        if shape.get("kind") == "static" and isinstance(extent, int) and 0 < extent < PLACEHOLDER_EXTENT:
+        extent = shape.get("value") if shape.get("kind") == "static" else None
+        if (
+            isinstance(extent, int)
+            and 0 < extent < PLACEHOLDER_EXTENT
+            and all(abs(k) < extent for _, k in c.value.terms)
+        ):
             # a mode of static extent beside dynamic (64-bit) strides: the row-stride part of the offset
             # is added in 64 bits, and the 32-bit value is this mode's coordinate alone (quack's
             # mX[row, target] over (?,151936):(?,1) with target an Int32 of a loaded class index); the
-            # 2^31 - 1 placeholder a view over a raw pointer gets bounds nothing
+            # 2^31 - 1 placeholder a view over a raw pointer gets bounds nothing, and a term scaled by
+            # the extent or more (`row*151936 + col` flattened by hand) is no coordinate of this mode
             return (f"(a) it never wraps: it indexes mode {i} of {tensor} (stride {stride}, static extent "
                     f"{extent:,}), so an access in bounds keeps it below {extent:,}")  # fmt: skip
     return None
