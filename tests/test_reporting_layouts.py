@@ -85,15 +85,20 @@ def test_a_static_layout_that_holds_the_wrap_is_still_weighed() -> None:
 
 #: ``t[ctaid.x]`` of a tensor whose stride is a dynamic i32 (ptr @0, then its dynamic leaves: shape
 #: @8, stride @12, or for two modes shapes @8/@12 and the row stride @16)
-ONE_DIM = """.version 8.5
+#: a kernel of one 24-byte tensor parameter, its pointer in %rd1 (the fixtures below add their bodies)
+HEADER = """.version 8.5
 .target sm_100a
 .address_size 64
 .visible .entry k(.param .align 8 .b8 k_p0[24])
-{{
+{
+.reg .b16 %rs<2>;
 .reg .b32 %r<8>;
 .reg .b64 %rd<8>;
 ld.param.u64 %rd1, [k_p0];
-ld.param.u32 %r1, [k_p0+{stride}];
+"""
+ONE_DIM = (
+    HEADER
+    + """ld.param.u32 %r1, [k_p0+{stride}];
 mov.u32 %r2, %ctaid.x;
 mul.lo.s32 %r3, %r2, %r1;
 mul.wide.s32 %rd2, %r3, 4;
@@ -101,8 +106,9 @@ add.s64 %rd3, %rd1, %rd2;
 ld.global.u32 %r4, [%rd3];
 st.global.u32 [%rd3+4], %r4;
 ret;
-}}
+}
 """
+)
 
 
 def _scan(text: str, meta: list[dict[str, Any]]) -> list[Finding]:
@@ -127,7 +133,7 @@ def test_a_coordinate_of_a_one_dimensional_tensor_times_its_stride(
     modes: list[dict[str, Any]], stride: int, mode: int, held_back: bool
 ) -> None:
     meta = [{"type": "!cute.memref<i32, gmem>", "dtype": "i32", "layout": "?", "modes": modes}]
-    (f,) = _scan(ONE_DIM.format(stride=stride), meta)
+    (f,) = _scan(ONE_DIM.replace("{stride}", str(stride)), meta)
     assert f.expression.endswith(f"*arg0.stride[{mode}]")
     if held_back:
         assert f.rule_suppressed == (
@@ -233,15 +239,9 @@ def test_a_value_that_multiplies_its_tensors_own_extent_is_a_flat_index_not_a_co
 
 #: ``x[row, 4*ctaid.x]`` of a bf16 tensor (?,N):(?,1): the 32-bit value is the column, and the row's
 #: part of the offset (a 64-bit stride field) is added in 64 bits
-COLUMN = """.version 8.5
-.target sm_100a
-.address_size 64
-.visible .entry k(.param .align 8 .b8 k_p0[24])
-{
-.reg .b32 %r<8>;
-.reg .b64 %rd<8>;
-ld.param.u64 %rd1, [k_p0];
-mov.u32 %r2, %ctaid.x;
+COLUMN = (
+    HEADER
+    + """mov.u32 %r2, %ctaid.x;
 shl.b32 %r3, %r2, 2;
 mul.wide.s32 %rd2, %r3, 2;
 add.s64 %rd3, %rd1, %rd2;
@@ -249,6 +249,7 @@ ld.global.u16 %rs1, [%rd3];
 ret;
 }
 """
+)
 
 
 @pytest.mark.parametrize(("extent", "held_back"), [(151_936, True), (2**31 - 1, False), (4, False)])
@@ -260,7 +261,7 @@ def test_a_coordinate_of_a_mode_of_static_extent_is_below_it(extent: int, held_b
     modes = [{"shape": DYN64, "stride": DYN64}, {"shape": {"kind": "static", "value": extent},
                                                  "stride": {"kind": "static", "value": 1}}]  # fmt: skip
     meta = [{"type": "!cute.memref<bf16, gmem>", "dtype": "bf16", "layout": f"(?,{extent}):(?,1)", "modes": modes}]
-    (f,) = _scan(COLUMN.replace(".reg .b32", ".reg .b16 %rs<2>;\n.reg .b32"), meta)
+    (f,) = _scan(COLUMN, meta)
     if held_back:
         assert f.rule_suppressed == (
             "(a) it never wraps: it indexes mode 1 of arg0 (stride 1, static extent 151,936), so an access in "
