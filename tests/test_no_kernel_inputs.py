@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-KERNEL = 'llvm.func @k(%a: i32) attributes {nvvm.kernel} {\n    llvm.return\n  }'
+KERNEL = "llvm.func @k(%a: i32) attributes {nvvm.kernel} {\n    llvm.return\n  }"
 CASES = {
-    "one-line module.mlir": ("module { " + KERNEL.replace("\n", " ") + " }\n", ":1:"),
+    "one-line module.mlir": ("module { " + KERNEL.replace("\n", " ") + " }\n", ":1:10:"),
     "no kernel.mlir": ("module {\n  llvm.func @f(%a: i32) -> i32 {\n    llvm.return %a : i32\n  }\n}\n", ":1:1:"),
     "unknown op only.mlir": ("module {\n  garbage here\n}\n", ":1:1:"),
     "header only.ptx": (".version 8.5\n.target sm_90a\n.address_size 64\n", ":1:1:"),
@@ -31,6 +31,8 @@ def test_an_input_with_no_kernel_scanned_is_an_error_with_a_location(name: str, 
     r = _scan(p)
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert r.stderr.startswith(f"{p}{where}") and "error: " in r.stderr and "Traceback" not in r.stderr, r.stderr
+    if name.startswith("one-line"):  # at the function, saying what irscan reads
+        assert "a module written on one line" in r.stderr and "one op per line" in r.stderr, r.stderr
 
 
 def test_the_same_kernel_printed_one_op_per_line_is_scanned(tmp_path: Path) -> None:

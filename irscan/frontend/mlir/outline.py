@@ -114,6 +114,11 @@ class Outline(SpecSource):
     ) -> None:
         if name in _MODULES:  # a whole module on one line (`module { llvm.func @k ... }`): its functions
             # are no top-level ops, and skipping them would report a kernel it never scanned as clean
+            at = min((k for k in (body.find("llvm.func"), body.find("gpu.module", 1)) if k > 0), default=-1)
+            if at > 0:
+                col = raw.find(body) + at + 1
+                why = "a module written on one line: irscan reads MLIR as the DSL prints it, one op per line"
+                raise ir.IRSyntaxError(self.path, lineno, col, why, ["a line break before this op"])
             raise NeedFullParse(f"line {lineno}: a module on one line")
         if name == "llvm.func":  # a declaration
             fn = self.header_function(body, lineno, raw.find(body), gpu, False)
