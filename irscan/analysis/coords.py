@@ -37,6 +37,7 @@ from irscan.ir import Kind, ParamField
 
 if TYPE_CHECKING:
     from irscan.analysis.dataflow import Graph
+    from irscan.analysis.inputs import Facts
     from irscan.analysis.params import Field
     from irscan.analysis.ranges import Atom
     from irscan.ir import Op
@@ -54,6 +55,7 @@ class Coordinates:
     gr: Graph
     meta_args: list[dict[str, Any]]
     atoms: dict[Any, Atom]
+    facts: Facts
 
     if TYPE_CHECKING:  # provided by the host class (irscan.analysis.ranges.Ranges, from inputs.py)
 
@@ -84,10 +86,9 @@ class Coordinates:
     def computed_extent(self, k: int, m: int) -> bool:
         """Whether the extent of mode m of tensor k is the host's own arithmetic (b12x's X4T views
         ``make_tensor(ptr, (num_experts*rows*columns,))``): no allocation, its ideal may pass 2^31."""
-        computed = getattr(getattr(self, "facts", None), "computed", None)
-        if not computed:
-            return False
-        return any((k, f.path) in computed for f in self._fields_of(k) if f.part == "shape" and f.mode == m)
+        computed = self.facts.computed
+        fields = self._fields_of(k) if computed else []
+        return any((k, f.path) in computed for f in fields if f.part == "shape" and f.mode == m)
 
     def _forward(self, start: int, scale: int) -> Bound | None:
         """From the widened value to an add with a tensor's pointer, through adds and one scaling; a

@@ -257,7 +257,7 @@ def evaluate(gr: Graph, rg: Ranges, w: Widening, sinks: list[int] | None = None)
         # with mid at the limit), but the midpoint it is made of may wrap first (FA4's `(lo + hi) // 2`,
         # whose MLIR floor division leaves `floor(...) + 1` one past 2^31 - 1 ideally)
         inner = _midpoint(gr, rg, w, sinks)
-        if inner is not None and gr.op(inner.culprit or w.node).block == gr.op(w.node).block:
+        if inner is not None and inner.culprit is not None and gr.op(inner.culprit).block == gr.op(w.node).block:
             return inner  # (in the search's own iteration: `lo` after the loop is another question)
     return Candidate(w, value, limit, sinks, sl, culprit, narrowing, must, scaled)
 

@@ -227,8 +227,7 @@ def _coordinate_of_an_i32_mode(gr: Graph, rg: Ranges, c: Candidate, start: int, 
             continue  # a value computed from the tensor's own stride is an offset (its own flat view)
         i, md = hit
         shape = md.get("shape") or {}
-        computed = getattr(rg, "computed_extent", None)
-        if callable(computed) and computed(int(tensor.removeprefix("arg")), i):
+        if rg.computed_extent(int(tensor.removeprefix("arg")), i):
             continue  # an extent of the host's own arithmetic is no allocation (hostfields.module_computed)
         stride = (md.get("stride") or {}).get("value")
         if shape.get("kind") == "dynamic" and shape.get("width") == 32:

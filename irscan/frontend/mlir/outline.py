@@ -25,7 +25,8 @@ from irscan.frontend.mlir.templates import (
 from irscan.frontend.mlir.types import Ty
 from irscan.frontend.text import balanced, strip_strings
 
-#: the ops that hold functions: one written on a single line is left to the grammar
+#: the ops that hold functions: one written on a single line is an error at its first function (or,
+#: holding none, left to the grammar)
 _MODULES = frozenset({"module", "builtin.module", "gpu.module"})
 
 
