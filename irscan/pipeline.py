@@ -97,6 +97,11 @@ def scan_module(module: Module, meta: dict[str, Any] | None = None) -> ScanResul
     """Run every check on every device function of a parsed module."""
     res = ScanResult()
     kernels_meta = {k["name"]: k for k in (meta or {}).get("kernels", [])}
+    definitions = frozenset(
+        (d["file"], d["line"])
+        for d in [*kernels_meta.values(), *(meta or {}).get("jit_functions", [])]
+        if d.get("file") and d.get("line")
+    )
     grids = module_grids(module, meta)  # the launch grid as the host code computes it (MLIR; PTX via meta)
     aliases = module_aliases(module, meta)  # kernel fields the host sets from one value (likewise)
     constants = module_constants(module, meta)  # kernel fields every launch sets to one constant
@@ -126,7 +131,7 @@ def scan_module(module: Module, meta: dict[str, Any] | None = None) -> ScanResul
             computed.get(fn.name),
         )
         rg = Ranges(gr, facts, km.get("args", []))
-        ctx = checks.Context(fn.name, module.path, km.get("file"), km.get("line"))
+        ctx = checks.Context(fn.name, module.path, km.get("file"), km.get("line"), definitions)
         pts = checks.points(gr)
         found = checks.run(gr, rg, ctx, pts)
         res.findings += found

@@ -212,6 +212,20 @@ def test_one_finding_per_access_statement_ir_and_check(corpus: tuple[list[Findin
 def test_no_finding_names_a_decorator_or_def_line(corpus: tuple[list[Finding], list[Finding]]) -> None:
     for f in corpus[0] + corpus[1]:
         assert not (f.source or "").startswith(("@", "def ")), (f.id, f.file, f.line, f.source)
+    # decided without the source too: the third-party captures name files of the machine that captured
+    # them, absent here, and a kernel body's statements are indented (a location at column 0 is a def)
+    for f in corpus[0] + corpus[1]:
+        if f.source_precision == "statement":
+            assert f.col != 0, (f.id, f.file, f.line)
+
+
+def test_a_statement_line_does_not_depend_on_the_source_being_installed() -> None:
+    """The capture's meta names the @cute.jit launcher's def line; a location there is not the access's
+    statement whether or not the package's source is on this machine (fi_rmsnorm_sigmoid_gate: the PTX
+    sign-extension carries the launcher's line 257, the address add the statement at line 68)."""
+    cap = ROOT / "corpus" / "thirdparty" / "fi_rmsnorm_sigmoid_gate_sm100a"
+    ptx = [f for f in scan_paths([cap]).findings if f.ir == "ptx"]
+    assert ptx and {(f.line, f.col) for f in ptx} == {(68, 16)}
 
 
 def _irscan(*args: str) -> subprocess.CompletedProcess[str]:

@@ -108,7 +108,7 @@ def explain(gr: Graph, rg: Ranges, c: Candidate, check: Check, ctx: Context) -> 
     w = c.widening
     wop = gr.op(w.node)
     culprit = gr.op(c.culprit) if c.culprit is not None else None
-    where = _statement_op(gr, c, culprit)
+    where = _statement_op(gr, c, culprit, ctx)
     file, line, col, source, precision = source_of(where, ctx)
     where = where or culprit or wop
     origin = None
@@ -225,7 +225,7 @@ def _access(gr: Graph, rg: Ranges, sinks: list[int]) -> dict[str, Any]:
     return {"sinks": out}
 
 
-def _statement_op(gr: Graph, c: Candidate, culprit: Op | None) -> Op | None:
+def _statement_op(gr: Graph, c: Candidate, culprit: Op | None, ctx: Context) -> Op | None:
     """The op whose location best names the Python statement of the access: the widening op (where
     the index enters the address: CSE can leave a shared index computation with another access's
     location), then the way to the access, then the culprit.  Locations that only name the enclosing
@@ -235,12 +235,18 @@ def _statement_op(gr: Graph, c: Candidate, culprit: Op | None) -> Op | None:
     if culprit is not None and culprit.kind not in (Kind.ARG, Kind.SREG, Kind.LOAD):
         order.append(culprit)
     for op in order:
-        if op.loc is not None and op.loc.name != "<module>" and not _names_a_definition(op):
+        if op.loc is not None and op.loc.name != "<module>" and not _names_a_definition(op, ctx):
             return op
     return next((op for op in order if op.loc is not None), None)
 
 
-def _names_a_definition(op: Op) -> bool:
-    """The location is a decorator or ``def`` line (an inlined helper's own location), not a statement."""
+def _names_a_definition(op: Op, ctx: Context) -> bool:
+    """The location is a decorator or ``def`` line (an inlined helper's own location), not a statement.
+    Decided without the source where it can be: the answer must not depend on whether the kernel's
+    package is installed where the capture is scanned (a checked-in capture names another machine's
+    files).  A statement of a kernel body is indented, so column 0 is a top-level ``def``, its decorator
+    or module code; the capture's meta names the kernels' and ``@cute.jit`` functions' own lines."""
     assert op.loc is not None
+    if op.loc.col == 0 or (op.loc.file, op.loc.line) in ctx.definitions:
+        return True
     return _line_text(op.loc.file, op.loc.line).startswith(("@", "def ", "async def "))

@@ -19,6 +19,9 @@ class Context:
     ir_file: str
     kernel_file: str | None = None
     kernel_line: int | None = None
+    #: (file, line) of every ``def`` the capture's meta.json names (kernels, ``@cute.jit`` functions):
+    #: a location there names a definition even where the source file is not on this machine
+    definitions: frozenset[tuple[str, int]] = frozenset()
 
 
 def points(gr: Graph) -> list[tuple[Widening, list[int]]]:
