@@ -233,3 +233,66 @@ def test_values_past_any_integer_type_are_capped_so_they_stay_printable() -> Non
     assert rg.interval(rg.value(last)).hi < 1 << 2100
     (f,) = checks.run(gr, rg, checks.Context("k", "test.mlir"))
     assert f.severity == "must" and str(f.witness["true"]) and f.message
+
+
+@pytest.mark.parametrize(
+    ("name", "asm", "hi"),
+    [("llvm.intr.ctpop", "", 32), ("llvm.intr.ctlz", "", 32), ("popc.b64", "", 64), ("clz.b32", "", 32),
+     ("llvm.inline_asm", "clz.b32 $0, $1;", 32), ("llvm.inline_asm", "brev.b32 $0, $1;", None)],
+)  # fmt: skip
+def test_a_bit_count_is_at_most_its_operand_width(name: str, asm: str, hi: int | None) -> None:
+    """A popcount or a leading-zero count of any value is in [0, bits]: the set bit of a mask that picks
+    an element (flashinfer's gvr2 survivor re-read) is not an i32-wide free value."""
+    b = FnBuilder()
+    b.param("%arg0", "i32")
+    x = b.op(Kind.ARG, attrs={"param": 0})
+    n = b.op(Kind.OPAQUE, x, name=name, attrs={"asm": asm} if asm else {})
+    gr, rg = _ranges(b)
+    iv = rg.interval(rg.value(int(n[1:])))
+    assert iv == Interval(0, hi) if hi is not None else iv.hi == 2**31 - 1  # not a count: opaque, free
+
+
+def test_an_asm_copy_is_a_copy_in_the_mlir_front_end() -> None:
+    """``mov.b32 $0, $1;`` (a value pinned against reordering) carries its operand's range and bound."""
+    from irscan.frontend.mlir import parse_module
+
+    text = """module {
+  llvm.func @k(%arg0: i32) attributes {nvvm.kernel} {
+    %0 = nvvm.read.ptx.sreg.tid.x : i32
+    %1 = llvm.inline_asm asm_dialect = att "mov.b32 $0, $1;", "=r,r" %0 : (i32) -> i32
+    llvm.return
+  }
+}
+"""
+    m = parse_module(text, "t.mlir")
+    (fn,) = m.functions
+    ops = {op.name: op for blk in fn.blocks for op in blk.ops}
+    assert ops["llvm.inline_asm"].kind is Kind.MOV
+    gr = dataflow.build(m, fn, None)
+    rg = Ranges(gr, Facts.of(fn.attrs))
+    assert rg.interval(rg.value(ops["llvm.inline_asm"].id)) == Interval(0, 1023)
+
+
+def test_an_accumulator_of_bounded_steps_is_tied_to_the_loop_that_counts_it() -> None:
+    """``count += popc(ballot)`` per 32-lane chunk of ``for start in range(0, n, 32)``: at most 32 per
+    trip, so ``32*count <= 32*n + 31*32``, i.e. the compaction cursor stays within a chunk of ``n``."""
+    b = FnBuilder(exact_block_dim=(32, 1, 1))
+    b.param("%arg0", "i32")
+    n = b.op(Kind.ARG, attrs={"param": 0})
+    zero = b.const(0)
+    b.branch(("loop", (zero, zero)))
+    b.block("loop", args=("%i", "%acc"), widths=(32, 32))
+    cmp = b.op(Kind.ICMP, "%i", n, attrs={"pred": "slt"})
+    b.branch(("body", ()), ("exit", ()), cond=cmp)
+    b.block("body")
+    mask = b.op(Kind.OPAQUE, "%i", name="nvvm.vote.sync")
+    pop = b.op(Kind.OPAQUE, mask, name="llvm.intr.ctpop")
+    acc = b.op(Kind.ADD, "%acc", pop)
+    nxt = b.op(Kind.ADD, "%i", b.const(32))
+    b.branch(("loop", (nxt, acc)))
+    b.block("exit")
+    gr, rg = _ranges(b)
+    join = next(n for n in gr.nodes() if gr.op(n).kind is Kind.PHI and gr.op(n).results == ("%acc",))
+    assert rg.interval(rg.value(join)).hi == 32 * -(-(2**31 - 1) // 32)  # trips of a 32-bit compare
+    (bound,) = [b for b in rg.bounds(rg.value(join)) if b.terms]
+    assert bound.terms == (("arg0", 1),) and bound.const == 31 and "accumulator" in bound.fact

@@ -65,6 +65,8 @@ class LoopBounds:
                     v = yield from self._odometer_bound(d, key)
             else:
                 v = yield from self._step_bound(d, key)
+                if v is None:
+                    v = yield from self._accumulator_bound(d, key)
             if v is None:
                 return None
             best = v if best is None else max(best, v)
@@ -206,8 +208,14 @@ class LoopBounds:
 
     def _trip_count(self, phi: int) -> Eval[int | None]:
         """Trips of the loop headed by ``phi``'s block, from a sibling ``i += step while i < B`` counter."""
+        counted = yield from self._counted(phi)
+        return min((t for t, _, _, _ in counted), default=None)
+
+    def _counted(self, phi: int) -> Eval[list[tuple[int, int, int, Affine | None]]]:
+        """The sibling counters ``i = lo; i += step while i < B`` of ``phi``'s loop header: (trips,
+        step, lo, B as an affine form when the loop has that one compare)."""
         label = self.gr.op(phi).attrs.get("block")
-        best = None
+        out = []
         for sib in self.gr.block_args.get(str(label), []):
             if sib == phi:
                 continue
@@ -215,17 +223,46 @@ class LoopBounds:
                 step = self._step_of(d)
                 if step is None or sib not in (self.gr.defs(d, 0) + self.gr.defs(d, 1)):
                     continue
-                bounds = []
+                bounds: list[int] = []
+                forms: list[Affine] = []
                 for c in (d, sib):
-                    b = yield from self._compare_bound(c, ("slt", "ult", "sle", "ule"))
-                    if b:
-                        bounds.append(b)
+                    b = yield from self._compare_bound(c, ("slt", "ult", "sle", "ule"), forms)
+                    if b:  # a 32-bit compare reads its bound as a 32-bit register: Int32(extent) <= 2^31 - 1
+                        bounds.append(min(b, 2**32 if self.gr.op(sib).width == 32 else b))
                 inits = yield from self._inits(sib, d)
                 if bounds and inits and None not in inits:
                     lo = min(i for i in inits if i is not None)
                     t = max(0, -(-(max(bounds) - lo) // step))
-                    best = t if best is None else min(best, t)
-        return best
+                    out.append((t, step, lo, forms[0] if len(forms) == 1 and forms[0].terms else None))
+        return out
+
+    def _accumulator_bound(self, d: int, key: Any) -> Eval[int | None]:
+        """``acc = acc + x`` with ``0 <= x <= s`` in a loop a sibling ``i = lo; i += c while i < B``
+        counts (a stream compaction's output cursor: ``count += popc(ballot)`` per 32-lane chunk): at
+        most ``init + s*trips``, and, with ``trips <= (B - lo + c - 1)/c``, ``c*acc <= s*B + c*init +
+        s*(c - 1 - lo)``, which ties the cursor to the extent the loop walks."""
+        op = self.gr.op(d)
+        if op.kind is not Kind.ADD or len(op.operands) != 2 or not isinstance(key, int):
+            return None
+        for slot in (0, 1):
+            if self.gr.defs(d, slot) != [key]:
+                continue
+            try:
+                x = yield from self._operand(d, 1 - slot)
+            except Cycle:
+                return None
+            per_trip = self.interval(x)
+            inits = yield from self._inits(key, d)
+            counted = yield from self._counted(key)
+            if per_trip.lo < 0 or per_trip.hi <= 0 or not counted or not inits or None in inits:
+                return None
+            init, s = max(i for i in inits if i is not None), per_trip.hi
+            trips, c, lo, form = min(counted, key=lambda t: t[0])
+            if form is not None:
+                rhs = form.scale(s).add(Affine.of_const(c * init + s * (c - 1 - lo)))
+                self.relate(key, c, rhs, f"accumulator: at most {s} per trip of a loop counted to {self.name(form)}")
+            return init + s * trips
+        return None
 
     def _wraparound_bound(self, d: int) -> Eval[int | None]:
         """``select(inc == B, reset, inc)`` or ``select(inc != B, inc, reset)`` with ``inc = j + 1``."""

@@ -32,6 +32,7 @@ from irscan.analysis.loops import Cycle, Eval, LoopBounds
 from irscan.analysis.magic import Magic, MagicDivision
 from irscan.analysis.params import Field
 from irscan.ir import Kind, Op
+from irscan.ir.isa import bit_count_limit
 
 __all__ = ["Atom", "Bound", "Facts", "Ranges"]
 
@@ -392,6 +393,14 @@ class Ranges(LoopBounds, Inputs, Relations, Guards, Coordinates, FastDivmod, Mag
             # a warp shuffle hands over another lane's value of the same variable: the same range
             v = yield from self._operand(n, shuffled)
             return self._derived(n, f"shfl({self.name(v)})", self.interval(v), (v,))
+        bits = bit_count_limit(op.name, str(op.attrs.get("asm", "")), op.width) if k is Kind.OPAQUE else None
+        if bits is not None:  # a popcount / leading-zero count: at most its operand's width (isa.py)
+            asm = str(op.attrs.get("asm", "")).split()
+            what = asm[0] if op.name == "llvm.inline_asm" and asm else op.name.removeprefix("llvm.intr.")
+            if not op.operands:
+                return self._atom(n, f"{what}()", Interval(0, bits), False)
+            v = yield from self._operand(n, 0)  # a count of bits scales nothing, whatever its operand does
+            return self._atom(n, f"{what}({self.name(v)})", Interval(0, bits), self._fixed(v))
         return self._opaque_atom(n, f"{op.name} (opaque)", w)
 
     def _product(self, n: int, a: Affine, b: Affine) -> Affine:

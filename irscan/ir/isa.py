@@ -49,3 +49,25 @@ def sreg_name(name: str) -> str:
     """
     axis = name[-2:] if name.endswith(_AXES) else ""
     return name[: len(name) - len(axis)].replace(".", "_") + axis
+
+
+#: Bit counts: popcount, count of leading / trailing zeros.  Their result is at most the operand's bit
+#: width whatever the operand, a fact the range analysis needs where a set bit of a mask picks an
+#: element (a 32-bit ``popc`` is in [0, 32], never the i32 range).  MLIR intrinsics, PTX opcodes, and the
+#: PTX statement of a one-statement ``llvm.inline_asm`` (``clz.b32 $0, $1;``).
+_BIT_COUNT_INTRINSICS = ("llvm.intr.ctpop", "llvm.intr.ctlz", "llvm.intr.cttz")
+_BIT_COUNT_OPCODES = ("popc", "clz")
+
+
+def bit_count_limit(name: str, asm: str = "", operand_width: int | None = None) -> int | None:
+    """The largest result of a bit-count op (its operand's width), None when ``name`` (an op name, or
+    ``llvm.inline_asm`` with its PTX text ``asm``) is not one."""
+    if name in _BIT_COUNT_INTRINSICS:
+        return operand_width or None
+    text = asm.strip().rstrip(";").split()[0] if name == "llvm.inline_asm" and asm.count(";") <= 1 else name
+    if not text:
+        return None
+    opcode, _, typ = text.partition(".")
+    if opcode in _BIT_COUNT_OPCODES and typ in ("b32", "b64"):
+        return int(typ[1:])
+    return None

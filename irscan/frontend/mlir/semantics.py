@@ -13,6 +13,7 @@ once every value's type is known.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 
@@ -72,6 +73,8 @@ HARMLESS = frozenset({"llvm.alloca", "llvm.mlir.addressof", "llvm.intr.assume", 
 
 SREG_PREFIX = "nvvm.read.ptx.sreg."
 #: ops with pointer operands that access no memory (``llvm.intr.assume %c ["align"(%p, ...)]``)
+#: an inline asm that only copies its one input to its one output
+_ASM_COPY = re.compile(r"^\s*mov\.[bus](?:16|32|64)\s+\$0\s*,\s*\$1\s*;?\s*$")
 NOT_MEMORY = frozenset({"llvm.intr.assume", "llvm.intr.lifetime.start", "llvm.intr.lifetime.end"})
 
 
@@ -275,6 +278,8 @@ def _generic_spec(sp: Spec, body: Body) -> Spec:
             sp.space = space_name(ptr_space(rtypes[0]))
     if name == "llvm.inline_asm":
         sp.attrs["asm"] = info.get("asm", "")
+        if _ASM_COPY.match(sp.attrs["asm"]):  # `mov.b32 $0, $1;`: a copy kernels use to pin a value
+            sp.kind = Kind.MOV  # against the compiler's reordering; the value is its operand's
         if "asm_memory" in info:  # its address operands: memroles.set_address, once types are known
             sp.attrs["asm_memory"] = info["asm_memory"]
     if name == "llvm.call_intrinsic" and info.get("intrinsic"):
