@@ -180,3 +180,24 @@ def test_an_extent_the_host_computes_by_its_own_arithmetic_is_no_allocation() ->
     assert rg2.interval(_val(rg2, extent)).hi == 2**31 - 1
     plain, _, _ = _module(second_tensor=False)  # the scalar passed as the extent itself: not computed
     assert module_computed(plain.module, None) == {}
+
+
+def test_a_scalar_the_host_computes_as_a_ceil_quotient_of_a_32bit_value_is_capped() -> None:
+    """FA-style ``n_blocks = ceil(seqlen / 128)`` passed as an Int32 scalar: at most 2^24 whatever the
+    32-bit seqlen is (hostfields.module_caps), so ``128*n_blocks - 1`` never reaches 2^31."""
+    from irscan.analysis.hostfields import module_caps
+
+    b = FnBuilder()
+    b.param("%arg0", "i32")
+    blocks = b.op(Kind.ARG, attrs={"param": 0})
+    b.function("host")
+    b.param("%arg0", "i32")
+    seqlen = b.op(Kind.ARG, attrs={"param": 0})
+    n = b.op(Kind.DIV, b.op(Kind.ADD, seqlen, b.const(127)), b.const(128))
+    b.op(Kind.LAUNCH, b.const(0), n, width=0, name="cuda.launch_ex", attrs={"kernel": "@kernels::@k"})
+    caps = module_caps(b.module, {})
+    assert caps == {"k": {(0, ()): 2**24}}
+    fn = b.module.functions[0]
+    facts = Facts.of(fn.attrs, None, (), None, None, None, caps["k"])
+    rg = Ranges(dataflow.build(b.module, fn, reaching_definitions), facts)
+    assert rg.interval(_val(rg, blocks)).hi == 2**24

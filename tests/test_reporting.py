@@ -48,6 +48,7 @@ class StubBound:
     i32: bool = True
     tensor: int | None = None
     modes: tuple[int, ...] = ()
+    most: int | None = None
 
 
 def _row_kernel(row_stride: int = 4096) -> tuple[dataflow.Graph, Ranges]:
@@ -141,6 +142,9 @@ def test_rule_a_a_coordinate_of_an_i32_mode_stays_below_its_extent(modes: list[A
         (StubBound((("arg2", 1),), 63, "not i32", i32=False), None),
         (StubBound((("arg2", 64),), 63, "grid from host"), None),  # 64*arg2 reaches 2^31 at arg2 = 2^25
         (StubBound((("arg2", 1),), 1 << 20, "more than a tile"), None),
+        # a host-computed ceil(F / 128) of a 32-bit F is at most 2^24: 128*arg2 - 1 never reaches 2^31
+        (StubBound((("arg2", 128),), -1, "in bounds", i32=False, most=2**31 - 1), "(a) it never wraps"),
+        (StubBound((("arg2", 128),), -1, "in bounds", i32=False, most=2**31), None),
     ],
 )
 def test_rule_a_reads_the_analysis_bounds(bound: StubBound, suppressed: str | None, monkeypatch: Any) -> None:
@@ -150,6 +154,8 @@ def test_rule_a_reads_the_analysis_bounds(bound: StubBound, suppressed: str | No
     assert (f.rule_suppressed or "").startswith(suppressed or "") and bool(f.rule_suppressed) == bool(suppressed)
     if suppressed is None:
         assert any(x.startswith("value <= ") and bound.fact in x for x in f.facts)
+    if bound.most is not None and suppressed:
+        assert "at most 2,147,483,647 with every extent at its largest" in (f.rule_suppressed or "")
     if bound.terms[0][1] == 64:
         assert any("it wraps only when arg2 >= 33,554,432" in x for x in f.facts)
 

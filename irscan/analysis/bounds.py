@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from math import ceil
+from math import ceil, floor
 from typing import TYPE_CHECKING, Any
 
 from irscan.analysis.intervals import Affine
@@ -82,6 +82,9 @@ class Bound:
     fact: str
     tensor: int | None = None
     modes: tuple[int, ...] = ()
+    #: the bound with every extent at the largest value the analysis gives it (a field the host computes
+    #: as ``ceil(F / 128)`` of a 32-bit F is at most 2^24); None where it is not known (a stub)
+    most: int | None = None
 
 
 #: one partial substitution: coefficients by atom key, the constant, the facts used, the guards used
@@ -181,13 +184,15 @@ class Relations(OpRelations):
             return None  # the interval says as much
         by_name: dict[str, Fraction] = {}
         i32 = True
+        most = const
         for k, c in coefs.items():
             at = self.atoms[k]
             by_name[at.name] = by_name.get(at.name, Fraction(0)) + c
             i32 = i32 and at.iv.hi <= I32_MAX
+            most += c * (at.iv.hi if c > 0 else at.iv.lo)
         # a coefficient stays exact (16*(k >> 8) is at most k/16, not k): an int where it is one
         terms = tuple(sorted((n, _exact(c)) for n, c in by_name.items() if c))
-        return Bound(terms, ceil(const), i32, "; ".join(dict.fromkeys(facts)))
+        return Bound(terms, ceil(const), i32, "; ".join(dict.fromkeys(facts)), most=floor(most))
 
 
 def _exact(c: Fraction) -> int | Fraction:

@@ -27,11 +27,12 @@ quotient, say).
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from math import floor
 from typing import TYPE_CHECKING, Any
 
 from irscan.analysis.bounds import I32_MAX, Bound
-from irscan.analysis.intervals import Affine
+from irscan.analysis.intervals import Affine, Interval
 from irscan.analysis.params import PLACEHOLDER_EXTENT, field_at
 from irscan.ir import Kind, ParamField
 
@@ -62,6 +63,8 @@ class Coordinates:
         def _fields_of(self, index: int) -> list[Field]: ...
         def _param_field(self, n: int, op: Op) -> ParamField | None: ...
         def value(self, n: int) -> Affine: ...
+        def field_atom(self, param: int, path: tuple[int, ...]) -> Affine | None: ...
+        def interval(self, a: Affine, least_harm: bool = False) -> Interval: ...
 
     def coordinate_bound(self, at: int) -> Bound | None:
         """The bound an in-bounds access gives the value widened at op ``at``, if it is a coordinate."""
@@ -82,6 +85,20 @@ class Coordinates:
                 scale = c[0]
             return self._forward(at, scale)
         return None
+
+    def most_of(self, k: int, terms: tuple[tuple[str, Any], ...], const: int) -> int | None:
+        """A bound over tensor k's extents with each at the largest value its atom holds (a field the
+        host computes as ``ceil(F / 128)`` of a 32-bit F: 2^24), None when an extent is not a field."""
+        total = Fraction(const)
+        fields = {f.name: f for f in self._fields_of(k)}
+        for name, c in terms:
+            f = fields.get(name)
+            a = self.field_atom(k, f.path) if f is not None else None
+            if a is None:
+                return None
+            iv = self.interval(a)
+            total += Fraction(c) * (iv.hi if c > 0 else iv.lo)
+        return floor(total)
 
     def computed_extent(self, k: int, m: int) -> bool:
         """Whether the extent of mode m of tensor k is the host's own arithmetic (b12x's X4T views
@@ -170,7 +187,8 @@ class Coordinates:
             # weighs the tensor holding that many slices (i32 False keeps rule (a) out of it); so does
             # an i32 extent the host computed by its own arithmetic (hostfields.module_computed)
             i32 = shape.get("width") == 32 and not self.computed_extent(k, m)
-            return Bound(((f"arg{k}.shape[{m}]", 1),), -1, i32, fact, k, (m,))
+            terms = ((f"arg{k}.shape[{m}]", 1),)
+            return Bound(terms, -1, i32, fact, k, (m,), most=self.most_of(k, terms, -1))
         if shape.get("kind") == "static" and isinstance(shape.get("value"), int) and shape["value"] >= 1:
             return Bound((), int(shape["value"]) - 1, True, fact, k, (m,))
         return None
@@ -304,11 +322,10 @@ class Coordinates:
         if len(terms) == 1 and terms[0][1] == 1 and const == -1:  # the coordinate of one mode, and only it
             mode = int(terms[0][0].rsplit("[", 1)[1][:-1])
             fact = f"in bounds, a coordinate of mode {mode} of arg{k} (stride 1) is below {what}"
-            return Bound(tuple(terms), const, not wide, fact, k, (mode,))
+            return Bound(tuple(terms), const, not wide, fact, k, (mode,), most=self.most_of(k, tuple(terms), const))
         # an offset over several modes: no single mode's coordinate (rule (b) reads tensor/modes so)
-        return Bound(
-            tuple(sorted(terms)), const, not wide, f"in bounds, an offset into arg{k} is below its extent ({what})"
-        )
+        fact = f"in bounds, an offset into arg{k} is below its extent ({what})"
+        return Bound(tuple(sorted(terms)), const, not wide, fact, most=self.most_of(k, tuple(terms), const))
 
 
 def _either(found: list[Bound]) -> Bound | None:

@@ -99,6 +99,9 @@ def rule_a(b: Any, limit_hi: int) -> str | None:
     """The reason rule (a) suppresses under bound ``b``, or None when ``b`` leaves the wrap open."""
     terms = [(str(n), Fraction(c)) for n, c in getattr(b, "terms", ()) if c > 0]
     const = int(getattr(b, "const", 0))
+    most = getattr(b, "most", None)
+    if terms and isinstance(most, int) and most <= limit_hi:  # every extent at the most the analysis allows
+        return f"(a) it never wraps: {bound_text(b)}, at most {most:,} with every extent at its largest"
     if not getattr(b, "i32", False):
         return None
     if not terms and not getattr(b, "terms", ()):  # "value <= const" from a fact the interval lacks (a guard)
