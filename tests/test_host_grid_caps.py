@@ -118,3 +118,33 @@ def test_a_numerator_past_one_tile_is_no_ceil() -> None:
 
     _, _, grids = _block_row(grid)
     assert not [g for g in grids if g.axis == 0]
+
+
+def test_a_constant_over_a_size_and_a_product_of_capped_sizes_cap_the_grid() -> None:
+    """CUTLASS's elementwise_apply: ``m = min(ceil(rows / 64), 16)``, ``n = 16 // m``, grid ``m * n``: at
+    most 16 * 16 blocks (a constant divided by a size of at least 1 is at most the constant)."""
+
+    def grid(b: FnBuilder, rows: str) -> str:
+        m = b.op(Kind.MIN, b.op(Kind.DIV, b.op(Kind.ADD, rows, b.const(63)), b.const(64), signed=True), b.const(16))
+        return b.op(Kind.MUL, m, b.op(Kind.DIV, b.const(16), m, signed=True))
+
+    rg, row, grids = _block_row(grid)
+    assert grids[0].cap == 256
+    assert rg.interval(_val(rg, row)).hi == 770 * 15
+
+
+def test_a_stride_the_host_computes_as_a_constant_over_a_size_is_capped() -> None:
+    """``stride = 256 * (64 // m)`` of a size m: at most 16,384 (hostfields.module_caps reads strides too)."""
+    from irscan.analysis.hostfields import module_caps
+
+    strided = "!llvm.struct<(ptr<1>, struct<(i32, i32)>)>"  # one dynamic extent, one dynamic stride
+    b = FnBuilder()
+    b.param("%arg0", strided)
+    b.function("host")
+    a = b.param("%arg0", strided)
+    m = b.op(Kind.EXTRACT, a, attrs={"path": (1, 0)})
+    stride = b.op(Kind.MUL, b.op(Kind.DIV, b.const(64), m, signed=True), b.const(256))
+    view = b.op(Kind.INSERT, stride, b.op(Kind.INSERT, m, a, width=0, attrs={"path": (1, 0)}), width=0,
+                attrs={"path": (1, 1)})  # fmt: skip
+    b.op(Kind.LAUNCH, b.const(0), view, width=0, name="cuda.launch_ex", attrs={"kernel": "@kernels::@k"})
+    assert module_caps(b.module, {})["k"][(0, (1, 1))] == 16384

@@ -153,11 +153,12 @@ def _launch_constants(gr: dataflow.Graph, params: list[Any], args: list[int | No
 
 
 def _launch_caps(gr: dataflow.Graph, params: list[Any], args: list[int | None]) -> dict[FieldKey, int]:
-    """The fields of one launch's arguments (tensor extents and scalars: FA-style kernels take a tile
-    count ``ceil(seqlen / 128)`` as an Int32) the host computes as ``F // t`` or ``ceil(F / t)`` (t > 1)
-    of a 32-bit ``F``, or ``min(v, c)``: at most ``ceil((2^31 - 1) / t)`` (or c) whatever F is."""
+    """The fields of one launch's arguments (tensor extents and strides, and scalars: FA-style kernels
+    take a tile count ``ceil(seqlen / 128)`` as an Int32) the host computes as ``F // t`` or ``ceil(F /
+    t)`` (t > 1) of a 32-bit ``F``, ``min(v, c)``, ``c // v``, or products of these: at most ``ceil((2^31 -
+    1) / t)`` (or c) whatever F is (CUTLASS's elementwise_apply tiles with a stride ``256*ceil(64 / m)``)."""
     out: dict[FieldKey, int] = {}
-    for key, leaf in _leaves(gr, params, args, ("shape",)):
+    for key, leaf in _leaves(gr, params, args, ("shape", "stride")):
         ct = _ceil_div(gr, leaf[0]) if leaf[0] is not None else None
         if ct is None:
             continue

@@ -241,8 +241,8 @@ def _ceil_div(gr: dataflow.Graph, n: int) -> tuple[int | None, int, int | None] 
         elif op.kind is Kind.MUL and tile == 1 and len(op.operands) == 2:
             k = [(s, c) for s in (0, 1) if (c := _const(gr, n, s)) is not None and c > 0]
             src = gr.defs(n, 1 - k[0][0]) if len(k) == 1 else []
-            if len(src) != 1:
-                return _capped(cap)
+            if len(src) != 1:  # a product of two capped sizes (a grid of tiles_m*tiles_n) is capped too
+                return _capped(_min(cap, _product_cap(gr, n, scale)))
             scale, n = scale * k[0][1], src[0]
         elif op.kind is Kind.SELECT and len(op.operands) == 3:
             a, b = (gr.defs(n, s) for s in (1, 2))
@@ -252,6 +252,9 @@ def _ceil_div(gr: dataflow.Graph, n: int) -> tuple[int | None, int, int | None] 
         elif op.kind is Kind.DIV and len(op.operands) == 2:
             t = _const(gr, n, 1)
             src = gr.defs(n, 0)
+            c = _const(gr, n, 0)
+            if t is None and c is not None and c >= 0:  # a constant over a size (>= 1): at most the constant
+                return _capped(_min(cap, scale * -(-c // tile)))
             if t is None or t <= 0 or len(src) != 1:
                 return _capped(cap)
             tile *= t
@@ -259,6 +262,23 @@ def _ceil_div(gr: dataflow.Graph, n: int) -> tuple[int | None, int, int | None] 
         else:
             return _capped(cap)
     return _capped(cap)
+
+
+def _min(cap: int | None, top: int | None) -> int | None:
+    return top if cap is None else cap if top is None else min(cap, top)
+
+
+def _product_cap(gr: dataflow.Graph, n: int, scale: int) -> int | None:
+    """``scale * a * b`` at most, for op n = ``a * b`` of two values each capped (sizes, so not negative:
+    a launch's grid and a tensor's extents are), None when either is not."""
+    caps = []
+    for s in (0, 1):
+        d = gr.defs(n, s)
+        got = _ceil_div(gr, d[0]) if len(d) == 1 else None
+        if got is None or got[2] is None:
+            return None
+        caps.append(got[2])
+    return scale * caps[0] * caps[1]
 
 
 def _capped(cap: int | None) -> tuple[None, int, int] | None:
