@@ -238,7 +238,8 @@ def test_values_past_any_integer_type_are_capped_so_they_stay_printable() -> Non
 @pytest.mark.parametrize(
     ("name", "asm", "hi"),
     [("llvm.intr.ctpop", "", 32), ("llvm.intr.ctlz", "", 32), ("popc.b64", "", 64), ("clz.b32", "", 32),
-     ("llvm.inline_asm", "clz.b32 $0, $1;", 32), ("llvm.inline_asm", "brev.b32 $0, $1;", None)],
+     ("llvm.inline_asm", "clz.b32 $0, $1;", 32), ("llvm.inline_asm", "brev.b32 $0, $1;", None),
+     ("llvm.inline_asm", " ", None), ("llvm.inline_asm", "clz.b32 $0, $1; add.s32 $0, $0, 1;", None)],
 )  # fmt: skip
 def test_a_bit_count_is_at_most_its_operand_width(name: str, asm: str, hi: int | None) -> None:
     """A popcount or a leading-zero count of any value is in [0, bits]: the set bit of a mask that picks

@@ -216,7 +216,7 @@ def _config_grid(gr: dataflow.Graph) -> list[int] | None:
     return [found[0], found[1], found[2]]
 
 
-def _ceil_div(gr: dataflow.Graph, n: int) -> tuple[int | None, int, int | None] | None:
+def _ceil_div(gr: dataflow.Graph, n: int, depth: int = 0) -> tuple[int | None, int, int | None] | None:
     """``(F, t, cap)`` when op n's value is at most ``ceil(F / t)`` for a field read F (None: no field)
     and at most ``cap`` (None: no constant): ``F``, ``F / t``, ``(F + t - 1) / t``, the DSL's
     ``q = F / t; F != q*t ? q + 1 : q``, Python's ``F // t`` (``... ? q - 1 : q``, at most q: a grid of
@@ -242,7 +242,7 @@ def _ceil_div(gr: dataflow.Graph, n: int) -> tuple[int | None, int, int | None] 
             k = [(s, c) for s in (0, 1) if (c := _const(gr, n, s)) is not None and c > 0]
             src = gr.defs(n, 1 - k[0][0]) if len(k) == 1 else []
             if len(src) != 1:  # a product of two capped sizes (a grid of tiles_m*tiles_n) is capped too
-                return _capped(_min(cap, _product_cap(gr, n, scale)))
+                return _capped(_min(cap, _product_cap(gr, n, scale, depth)))
             scale, n = scale * k[0][1], src[0]
         elif op.kind is Kind.SELECT and len(op.operands) == 3:
             a, b = (gr.defs(n, s) for s in (1, 2))
@@ -264,17 +264,22 @@ def _ceil_div(gr: dataflow.Graph, n: int) -> tuple[int | None, int, int | None] 
     return _capped(cap)
 
 
+#: how deep products of capped sizes are followed
+_NEST = 6
+
+
 def _min(cap: int | None, top: int | None) -> int | None:
     return top if cap is None else cap if top is None else min(cap, top)
 
 
-def _product_cap(gr: dataflow.Graph, n: int, scale: int) -> int | None:
+def _product_cap(gr: dataflow.Graph, n: int, scale: int, depth: int) -> int | None:
     """``scale * a * b`` at most, for op n = ``a * b`` of two values each capped (sizes, so not negative:
-    a launch's grid and a tensor's extents are), None when either is not."""
+    a launch's grid and a tensor's extents are), None when either is not (or the products nest past
+    :data:`_NEST`: the walk stays bounded on any input)."""
     caps = []
     for s in (0, 1):
         d = gr.defs(n, s)
-        got = _ceil_div(gr, d[0]) if len(d) == 1 else None
+        got = _ceil_div(gr, d[0], depth + 1) if len(d) == 1 and depth < _NEST else None
         if got is None or got[2] is None:
             return None
         caps.append(got[2])

@@ -64,10 +64,10 @@ def bit_count_limit(name: str, asm: str = "", operand_width: int | None = None) 
     ``llvm.inline_asm`` with its PTX text ``asm``) is not one."""
     if name in _BIT_COUNT_INTRINSICS:
         return operand_width or None
-    text = asm.strip().rstrip(";").split()[0] if name == "llvm.inline_asm" and asm.count(";") <= 1 else name
-    if not text:
+    words = asm.strip().rstrip(";").split() if name == "llvm.inline_asm" and asm.count(";") <= 1 else [name]
+    if not words:
         return None
-    opcode, _, typ = text.partition(".")
+    opcode, _, typ = words[0].partition(".")
     if opcode in _BIT_COUNT_OPCODES and typ in ("b32", "b64"):
         return int(typ[1:])
     return None
