@@ -100,7 +100,7 @@ def scan_module(module: Module, meta: dict[str, Any] | None = None) -> ScanResul
     definitions = frozenset(
         (d["file"], d["line"])
         for d in [*kernels_meta.values(), *(meta or {}).get("jit_functions", [])]
-        if d.get("file") and d.get("line")
+        if isinstance(d, dict) and isinstance(d.get("file"), str) and isinstance(d.get("line"), int)
     )
     grids = module_grids(module, meta)  # the launch grid as the host code computes it (MLIR; PTX via meta)
     aliases = module_aliases(module, meta)  # kernel fields the host sets from one value (likewise)

@@ -218,6 +218,8 @@ def test_one_finding_per_access_statement_ir_and_check(corpus: tuple[list[Findin
 def test_no_finding_names_a_decorator_or_def_line(corpus: tuple[list[Finding], list[Finding]]) -> None:
     for f in corpus[0] + corpus[1]:
         assert not (f.source or "").startswith(("@", "def ")), (f.id, f.file, f.line, f.source)
+        origin = (f.origin or {}).get("source") or ""
+        assert not origin.startswith(("@", "def ")), (f.id, f.origin)
     # decided without the source too: the third-party captures name files of the machine that captured
     # them, absent here, and a kernel body's statements are indented (a location at column 0 is a def)
     for f in corpus[0] + corpus[1]:

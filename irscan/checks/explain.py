@@ -112,15 +112,12 @@ def explain(gr: Graph, rg: Ranges, c: Candidate, check: Check, ctx: Context) -> 
     file, line, col, source, precision = source_of(where, ctx)
     where = where or culprit or wop
     origin = None
-    if (
-        culprit is not None
+    if (  # the statement of the wrapping op, where it is another one (PTX line info can name an inlined
+        culprit is not None  # helper's decorator for it: no statement then)
         and culprit.loc is not None
         and culprit.loc.name != "<module>"
-        and (
-            culprit.loc.file,
-            culprit.loc.line,
-        )
-        != (file, line)
+        and (culprit.loc.file, culprit.loc.line) != (file, line)
+        and not _names_a_definition(culprit, ctx)
     ):
         ofile, oline, _, osrc, _ = source_of(culprit, ctx)
         origin = {"file": ofile, "line": oline, "source": osrc}
