@@ -148,3 +148,30 @@ def test_a_stride_the_host_computes_as_a_constant_over_a_size_is_capped() -> Non
                 attrs={"path": (1, 1)})  # fmt: skip
     b.op(Kind.LAUNCH, b.const(0), view, width=0, name="cuda.launch_ex", attrs={"kernel": "@kernels::@k"})
     assert module_caps(b.module, {})["k"][(0, (1, 1))] == 16384
+
+
+def test_a_field_the_host_multiplies_from_a_grid_z_value_is_capped_by_the_grid_limit() -> None:
+    """CUTLASS's MLA decode: ``split_kv`` CTAs along z and a workspace row stride ``split_kv*512``: a
+    launch that runs has grid z <= 65,535, so the stride is at most 65,535*512 (hostlimits.py)."""
+    from irscan.analysis.hostfields import module_caps
+
+    strided = "!llvm.struct<(ptr<1>, struct<(i32, i32)>)>"
+    b = FnBuilder()
+    b.param("%arg0", strided)
+    b.function("host")
+    a = b.param("%arg0", strided)
+    b.param("%arg1", "i32")
+    splits = b.op(Kind.ARG, attrs={"param": 1})
+    rows = b.op(Kind.EXTRACT, a, attrs={"path": (1, 0)})
+    cfg = b.op(Kind.OPAQUE, b.const(1), width=0, name="llvm.alloca")
+    for axis, v in enumerate((rows, b.const(1), splits)):
+        at = b.op(Kind.GEP, cfg, width=0, attrs={"indices": [("const", 0), ("const", 0), ("const", axis)],
+                                                 "elem_type": CONFIG_STRUCT + " i64, ptr, ptr, i32)>"})  # fmt: skip
+        b.op(Kind.STORE, v, at, width=32, addr=1, result=False)
+    stride = b.op(Kind.MUL, splits, b.const(512))
+    view = b.op(Kind.INSERT, stride, b.op(Kind.INSERT, rows, a, width=0, attrs={"path": (1, 0)}), width=0,
+                attrs={"path": (1, 1)})  # fmt: skip
+    b.op(Kind.LAUNCH, cfg, view, width=0, name="cuda.launch_ex", attrs={"kernel": "@kernels::@k"})
+    caps = module_caps(b.module, {})["k"]
+    assert caps[(0, (1, 1))] == 65535 * 512
+    assert (0, (1, 0)) not in caps  # grid x is no such limit

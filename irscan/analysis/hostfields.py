@@ -18,7 +18,8 @@ from typing import Any, TypeVar
 
 from irscan.analysis import dataflow
 from irscan.analysis.bounds import I32_MAX
-from irscan.analysis.hostgrid import _ceil_div, _host_field, _launched, _resolve, launch_operands
+from irscan.analysis.hostgrid import _ceil_div, _host_field, _launch_grid, _launched, _resolve, launch_operands
+from irscan.analysis.hostlimits import grid_limited, product_limit
 from irscan.analysis.params import tensor_fields
 from irscan.ir import Kind, Module
 
@@ -37,6 +38,8 @@ _ARITH = frozenset({Kind.MUL, Kind.ADD, Kind.SUB, Kind.SHL, Kind.MAD})
 _CASTS = frozenset({Kind.MOV, Kind.SEXT, Kind.ZEXT, Kind.TRUNC, Kind.CAST})
 FieldKey = tuple[int, tuple[int, ...]]  # (kernel parameter, struct path; () for a scalar)
 V = TypeVar("V")
+#: what one walk finds at one launch: (host graph, the kernel's params, the arguments, the grid)
+PerLaunch = Callable[[dataflow.Graph, list[Any], list[int | None], dict[int, int]], dict[FieldKey, V]]
 
 
 def module_aliases(module: Module, meta: dict[str, Any] | None) -> dict[str, dict[FieldKey, FieldKey]]:
@@ -86,7 +89,7 @@ def _shared(
     module: Module,
     meta: dict[str, Any] | None,
     key: str,
-    per_launch: Callable[[dataflow.Graph, list[Any], list[int | None]], dict[FieldKey, V]],
+    per_launch: PerLaunch[V],
     encode: Callable[[V], Any],
     decode: Callable[[Any], V],
 ) -> dict[str, dict[FieldKey, V]]:
@@ -104,20 +107,19 @@ def _shared(
     return out
 
 
-def _every_launch(
-    module: Module, per_launch: Callable[[dataflow.Graph, list[Any], list[int | None]], dict[FieldKey, V]]
-) -> dict[str, dict[FieldKey, V]]:
+def _every_launch(module: Module, per_launch: PerLaunch[V]) -> dict[str, dict[FieldKey, V]]:
     """Kernel name -> what ``per_launch`` finds at every launch of it in the module's host functions
     (the entries all its launches agree on; a kernel with none is left out)."""
     seen: dict[str, dict[FieldKey, V]] = {}
-    for name, gr, params, args in _launch_sites(module):
-        found = per_launch(gr, params, args)
+    for name, gr, params, args, grid in _launch_sites(module):
+        found = per_launch(gr, params, args, grid)
         old = seen.get(name)
         seen[name] = found if old is None else {k: v for k, v in found.items() if old.get(k) == v}
     return {k: v for k, v in seen.items() if v}
 
 
-Site = tuple[str, dataflow.Graph, list[Any], list[int | None]]  # kernel, host graph, its params, the arguments
+#: kernel, host graph, its params, the arguments, the grid (axis -> the op stored there)
+Site = tuple[str, dataflow.Graph, list[Any], list[int | None], dict[int, int]]
 _SITES: tuple[Module, list[Site]] | None = None
 
 
@@ -133,15 +135,18 @@ def _launch_sites(module: Module) -> list[Site]:
         if fn.kernel or not fn.blocks or fn.attrs.get("gpu_module"):
             continue
         gr = dataflow.build(module, fn)
-        for op in fn.ops():
-            ker = _launched(op, kernels)
-            if ker is not None:
-                sites.append((ker.name, gr, ker.params, launch_operands(gr, op)[1:]))
+        launches = [(op, ker) for op in fn.ops() if (ker := _launched(op, kernels)) is not None]
+        for op, ker in launches:
+            ops = launch_operands(gr, op)
+            grid = _launch_grid(gr, ops[0] if ops else None, len(launches) == 1)
+            sites.append((ker.name, gr, ker.params, ops[1:], grid))
     _SITES = (module, sites)
     return sites
 
 
-def _launch_constants(gr: dataflow.Graph, params: list[Any], args: list[int | None]) -> dict[FieldKey, int]:
+def _launch_constants(
+    gr: dataflow.Graph, params: list[Any], args: list[int | None], grid: dict[int, int]
+) -> dict[FieldKey, int]:
     """The fields of one launch's arguments that the host sets to an integer constant."""
     out: dict[FieldKey, int] = {}
     for key, leaf in _leaves(gr, params, args, ("shape", "stride")):
@@ -152,26 +157,33 @@ def _launch_constants(gr: dataflow.Graph, params: list[Any], args: list[int | No
     return out
 
 
-def _launch_caps(gr: dataflow.Graph, params: list[Any], args: list[int | None]) -> dict[FieldKey, int]:
+def _launch_caps(
+    gr: dataflow.Graph, params: list[Any], args: list[int | None], grid: dict[int, int]
+) -> dict[FieldKey, int]:
     """The fields of one launch's arguments (tensor extents and strides, and scalars: FA-style kernels
     take a tile count ``ceil(seqlen / 128)`` as an Int32) the host computes as ``F // t`` or ``ceil(F /
     t)`` (t > 1) of a 32-bit ``F``, ``min(v, c)``, ``c // v``, or products of these: at most ``ceil((2^31 -
     1) / t)`` (or c) whatever F is (CUTLASS's elementwise_apply tiles with a stride ``256*ceil(64 / m)``)."""
     out: dict[FieldKey, int] = {}
+    limited = grid_limited(gr, grid)  # what the launch's grid y and z hold: at most 65,535 (hostlimits.py)
     for key, leaf in _leaves(gr, params, args, ("shape", "stride")):
+        tops = [limited[("host", leaf[1])]] if ("host", leaf[1]) in limited else []
+        if leaf[0] is not None and limited and (top := product_limit(gr, leaf[0], limited)) is not None:
+            tops.append(top)
         ct = _ceil_div(gr, leaf[0]) if leaf[0] is not None else None
-        if ct is None:
-            continue
-        src, tile, cap = ct
-        tops = [c for c in (cap,) if c is not None]
-        if src is not None and tile > 1 and gr.op(src).width == 32:
-            tops.append(-(-I32_MAX // tile))
+        if ct is not None:
+            src, tile, cap = ct
+            tops += [c for c in (cap,) if c is not None]
+            if src is not None and tile > 1 and gr.op(src).width == 32:
+                tops.append(-(-I32_MAX // tile))
         if tops:
             out[key] = min(tops)
     return out
 
 
-def _launch_computed(gr: dataflow.Graph, params: list[Any], args: list[int | None]) -> dict[FieldKey, int]:
+def _launch_computed(
+    gr: dataflow.Graph, params: list[Any], args: list[int | None], grid: dict[int, int]
+) -> dict[FieldKey, int]:
     """The extent fields of one launch the host computes by arithmetic on non-constant values."""
     out: dict[FieldKey, int] = {}
     for key, leaf in _leaves(gr, params, args, ("shape",), scalars=False):
@@ -203,7 +215,9 @@ def _leaves(
                 yield (j, path), leaf
 
 
-def _launch_aliases(gr: dataflow.Graph, params: list[Any], args: list[int | None]) -> dict[FieldKey, FieldKey]:
+def _launch_aliases(
+    gr: dataflow.Graph, params: list[Any], args: list[int | None], grid: dict[int, int]
+) -> dict[FieldKey, FieldKey]:
     """The fields of one launch's arguments that hold the same host value (an op, or a host field
     read), each mapped to the group's representative (the tensor's field, the lowest; a scalar reads
     as it).  Fields of two tensors are left apart: what one tensor's extent weighs is not the other's."""
@@ -217,7 +231,7 @@ def _launch_aliases(gr: dataflow.Graph, params: list[Any], args: list[int | None
 
 
 def _launch_peers(
-    gr: dataflow.Graph, params: list[Any], args: list[int | None]
+    gr: dataflow.Graph, params: list[Any], args: list[int | None], grid: dict[int, int]
 ) -> dict[FieldKey, tuple[tuple[FieldKey, int], ...]]:
     """The extent fields (and scalars) of one launch that come from one host value F, across several
     parameters: each mapped to the others that hold F itself, with its own tile t (it is at most
