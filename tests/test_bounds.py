@@ -406,3 +406,18 @@ def test_a_32_bit_compare_with_a_truncated_i64_extent_keeps_the_value_below_2_31
     b2, row, inside2, _ = _guarded("slt")  # an i32 extent: its own bound, no second one
     rg2 = _ranges(b2)
     assert not any("(a 32-bit compare)" in x.fact for x in rg2.bounds(_val(rg2, row), at=int(inside2[1:])))
+
+
+def test_a_bound_knows_its_value_with_every_extent_at_its_most() -> None:
+    """``128*(ctaid.x % m)`` under a host cap m <= 2^24 (a ceil quotient of a 32-bit extent, hostfields):
+    the bound ``128*m - 128`` stays below 2^31 with m at its most, which rule (a) reads as never wrapping
+    whatever the extent's type (CUTLASS's elementwise_add tile counts)."""
+    b, m = _kernel()
+    bid = b.op(Kind.SREG, attrs={"sreg": "ctaid.x"})
+    v = b.op(Kind.MUL, b.op(Kind.REM, bid, m, signed=False), b.const(128))
+    fn = b.module.functions[0]
+    gr = dataflow.build(b.module, fn, reaching_definitions)
+    rg = Ranges(gr, Facts.of(fn.attrs, None, (), None, None, None, {(0, (1, 0)): 2**24}))
+    (bound,) = [x for x in rg.bounds(_val(rg, v)) if x.terms]
+    assert bound.terms == ((M, 128),) and bound.const == -128
+    assert bound.most == 128 * 2**24 - 128
