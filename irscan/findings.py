@@ -229,7 +229,8 @@ def fold(findings: Iterable[Finding]) -> list[Finding]:
     for key, group in groups.items():
         if key[1] == "ptx":
             paired = [f for f in group if (_scope(f), f.id) in twins_wanted]
-            reps[key] = paired[0] if paired else min(group, key=_rank)
+            best = min(group, key=_rank)  # a held-back twin never speaks for a line another finding reports
+            reps[key] = paired[0] if paired and _rank(paired[0])[0] <= _rank(best)[0] else best
     out, rep_of = [], {}
     for key, group in groups.items():
         rep = reps[key]

@@ -131,3 +131,33 @@ def test_ptx_truncating_remainder_by_a_divisor_of_unknown_sign_is_below_it() -> 
     body = PTX.format(sign=XOR_SIGN).replace("mul.lo.s32 %r11, %r10, %r5;", "mul.lo.s32 %r11, %r6, %r5;")
     rg, fn = _ptx(body)  # x - (x / d)*d, no fix-up: |r| < |d| and r has x's sign
     assert _iv(rg, fn, "%r12") == (-(2**31) + 2, 2**31 - 2)
+
+
+#: Python's ``x // 128`` and ``x - (x // 128)*128`` on an Int32 x of either sign, as NVVM writes them
+#: (flashinfer's MLA reduction, ``row_in_tile``): the signed division by 2^7 as ``(x + bias) >> 7``, the
+#: multiple as ``(x + bias) & -128``, the floor's ``selp(-1, 0)``, then the remainder by a shift
+POW2 = """
+ld.param.u32 %r1, [k_p];
+ld.param.u32 %r2, [k_q];
+sub.s32 %r3, %r1, %r2;
+shr.s32 %r4, %r3, 31;
+shr.u32 %r5, %r4, 25;
+add.s32 %r6, %r3, %r5;
+shr.s32 %r7, %r6, 7;
+and.b32 %r8, %r6, -128;
+setp.ne.b32 %p1, %r3, %r8;
+setp.lt.s32 %p2, %r3, 0;
+and.pred %p3, %p2, %p1;
+selp.b32 %r9, -1, 0, %p3;
+add.s32 %r10, %r7, %r9;
+shl.b32 %r11, %r10, 7;
+sub.s32 %r12, %r3, %r11;
+ret;
+"""
+
+
+def test_ptx_signed_division_by_a_power_of_two_floors_to_a_remainder_below_it() -> None:
+    rg, fn = _ptx(POW2)
+    assert _iv(rg, fn, "%r12") == (0, 127)
+    rg, fn = _ptx(POW2.replace("shr.u32 %r5, %r4, 25;", "shr.u32 %r5, %r4, 24;"))  # a bias for 2^8: no quotient
+    assert _iv(rg, fn, "%r12")[1] > 127

@@ -284,6 +284,16 @@ def test_a_held_back_twin_does_not_speak_for_a_ptx_line_reported_in_another_modu
     assert not out[1].rule_suppressed
 
 
+def test_a_twin_held_back_by_memory_does_not_hide_the_access_s_other_reported_ptx_finding() -> None:
+    """One module, one access, two PTX widening points: the MLIR finding's twin (a token offset) is held
+    back by rule (c), the other (a head offset) is reported; the PTX line is reported, not dropped."""
+    m = _finding(id="m", twin="p1", ir_file="a/module.mlir", rule_suppressed="(c) needs 550 GB")
+    p1 = _finding(id="p1", twin="m", ir="ptx", ir_file="a/module.ptx", rule_suppressed="(c) needs 550 GB")
+    p2 = _finding(id="p2", ir="ptx", ir_file="a/module.ptx", ir_line=23, expression="128*ctaid.x")
+    out = fold([m, p1, p2])
+    assert [(f.ir, f.id, bool(f.rule_suppressed)) for f in out] == [("mlir", "m", True), ("ptx", "p2", False)]
+
+
 def _sink(line: int, kind: str = "load", tensor: str = "arg1") -> dict[str, Any]:
     return {"sinks": [{"statement": ["/home/me/prog/k.py", line], "kind": kind, "tensor": tensor}]}
 

@@ -52,6 +52,8 @@ class FloorFixups:
     floor_quotients: dict[Any, tuple[Affine, Affine]]
     #: atom -> (x, d): the atom is ceil(x / d) (a quotient with its + 1 under the same-sign test)
     ceil_quotients: dict[Any, tuple[Affine, Affine]]
+    #: atom -> (y, 2^k): the atom is ``y & -2^k`` (relate.py)
+    floors: dict[Any, tuple[Affine, int]]
     uppers: dict[Any, list[Upper]]
 
     if TYPE_CHECKING:  # provided by the host class (irscan.analysis.ranges.Ranges)
@@ -193,6 +195,10 @@ class FloorFixups:
             if lhs == x and d.is_const() and p == Affine.of_atom(qk).scale(d.const):
                 return True  # by a constant the product is linear: q·d itself (Int32 x // 2)
             pk = _single(p) if p is not None else None
+            low = self.floors.get(pk) if pk is not None and p == Affine.of_atom(pk) else None
+            if lhs == x and low is not None and d == Affine.of_const(low[1]) and isinstance(qk, int) and qk in self.gr:
+                if low[0] == self._known(qk, 0):  # y & -2^k with q = y >> k is 2^k*q (PTX's signed x / 2^k)
+                    return True
             at = self.atoms.get(pk)
             if lhs == x and at is not None and p == Affine.of_atom(pk) and at.factors is not None:
                 if at.factors in ((Affine.of_atom(qk), d), (d, Affine.of_atom(qk))):

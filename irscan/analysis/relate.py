@@ -79,6 +79,8 @@ class OpRelations:
                 self.relate(key, 1, a, f"{self.name(res)} <= {self.name(a)}")
         elif k is Kind.DIV and isinstance(key, int) and self.gr.op(key).signed:
             self.quotients[key] = (a, b)  # truncating, so x - q*d is in (-|d|, |d|) whatever the signs
+        elif k is Kind.ASHR and b.is_const() and (x := self._biased_dividend(key, b.const, width)) is not None:
+            self.quotients[key] = (x, Affine.of_const(1 << b.const))  # PTX's signed x / 2^k, truncating
         elif k in (Kind.LSHR, Kind.ASHR) and a_pos and b.is_const() and 0 <= b.const < 64:
             self.quotients[key] = (a, Affine.of_const(1 << b.const))  # so x - 2^k*(x >> k) is x % 2^k
             self.relate(key, 1 << b.const, a, f"floor multiple: {1 << b.const}*({self.name(res)}) <= {self.name(a)}")
@@ -138,6 +140,26 @@ class OpRelations:
             k = max(b.const - self.interval(top).lo, 0)
             fact = f"{what} = {self.name(u)} while below {self.name(v)}, else {b.const}"
             self.relate(key, 1, top.add(Affine.of_const(k)), fact)
+
+    def _biased_dividend(self, q: Any, k: int, width: int) -> Affine | None:
+        """x where op q is ``(x + ((x >> w-1) >>> w-k)) >> k``: NVVM's signed division of x by 2^k (the
+        bias rounds a negative x toward zero), which Python's ``x // 2^k`` then floors with a select."""
+        if not isinstance(q, int) or q not in self.gr or not 0 < k < width:
+            return None
+        add = self.gr.defs(q, 0)
+        if len(add) != 1 or self.gr.op(add[0]).kind is not Kind.ADD or len(self.gr.op(add[0]).operands) != 2:
+            return None
+        for s in (0, 1):
+            bias, other = self.gr.defs(add[0], s), self.gr.defs(add[0], 1 - s)
+            if len(bias) != 1 or len(other) != 1 or self.gr.op(bias[0]).kind is not Kind.LSHR:
+                continue
+            sign = self.gr.defs(bias[0], 0)
+            if (self.gr.const_operand(bias[0], 1) != width - k or len(sign) != 1
+                    or self.gr.op(sign[0]).kind is not Kind.ASHR or self.gr.const_operand(sign[0], 1) != width - 1
+                    or self.gr.defs(sign[0], 0) != other):  # fmt: skip
+                continue
+            return self._known(add[0], 1 - s)
+        return None
 
     def _known(self, n: int, slot: int) -> Affine | None:
         """Operand ``slot`` of op n if already evaluated (no evaluation from inside another's)."""
