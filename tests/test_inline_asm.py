@@ -104,7 +104,8 @@ STORE = (
     '    llvm.inline_asm has_side_effects asm_dialect = att "st.global.u64 [$0], $1;", "l,l" %4, %4'
     " : (i64, i64) -> ()\n"
 )
-NOT_MEMORY = '    %5 = llvm.inline_asm asm_dialect = att "mov.b64 $0, $1;", "=l,l" %4 : (i64) -> i64\n'
+# a bit reverse: no memory, no copy (``mov.b64 $0, $1`` is a copy since: tests/test_ranges.py)
+NOT_MEMORY = '    %5 = llvm.inline_asm asm_dialect = att "brev.b64 $0, $1;", "=l,l" %4 : (i64) -> i64\n'
 
 
 def _asm_op(m: Module) -> Op:
