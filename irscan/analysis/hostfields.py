@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from irscan.analysis import dataflow
 from irscan.analysis.bounds import I32_MAX
 from irscan.analysis.hostgrid import _ceil_div, _host_field, _launch_grid, _launched, _resolve, launch_operands
-from irscan.analysis.hostlimits import grid_limited, product_limit
+from irscan.analysis.hostlimits import CASTS, grid_limited, product_limit
 from irscan.analysis.params import tensor_fields
 from irscan.ir import Kind, Module
 
@@ -35,7 +35,6 @@ CAPS_KEY = "_irscan_host_caps"
 COMPUTED_KEY = "_irscan_host_computed"
 #: the ops a computed extent is made of (the casts around them are looked through)
 _ARITH = frozenset({Kind.MUL, Kind.ADD, Kind.SUB, Kind.SHL, Kind.MAD})
-_CASTS = frozenset({Kind.MOV, Kind.SEXT, Kind.ZEXT, Kind.TRUNC, Kind.CAST})
 FieldKey = tuple[int, tuple[int, ...]]  # (kernel parameter, struct path; () for a scalar)
 V = TypeVar("V")
 #: what one walk finds at one launch: (host graph, the kernel's params, the arguments, the grid)
@@ -189,7 +188,7 @@ def _launch_computed(
     for key, leaf in _leaves(gr, params, args, ("shape",), scalars=False):
         n = leaf[0] if leaf[1] is None else None
         for _ in range(8):  # through the casts around the value
-            if n is None or gr.op(n).kind not in _CASTS or len(gr.defs(n, 0)) != 1:
+            if n is None or gr.op(n).kind not in CASTS or len(gr.defs(n, 0)) != 1:
                 break
             n = gr.defs(n, 0)[0]
         op = gr.op(n) if n is not None else None

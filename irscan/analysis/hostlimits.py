@@ -19,7 +19,8 @@ from irscan.ir import SREG_RANGES, Kind
 GRID_YZ_MAX = {1: SREG_RANGES["nctaid.y"][1], 2: SREG_RANGES["nctaid.z"][1]}
 #: how many factors of a product are followed
 _FACTORS = 8
-_CASTS = frozenset({Kind.MOV, Kind.SEXT, Kind.ZEXT, Kind.TRUNC, Kind.CAST})
+#: the ops a host value is looked through (hostfields.py reads it too)
+CASTS = frozenset({Kind.MOV, Kind.SEXT, Kind.ZEXT, Kind.TRUNC, Kind.CAST})
 
 
 def _ids(gr: dataflow.Graph, n: int) -> set[Any]:
@@ -31,7 +32,7 @@ def _ids(gr: dataflow.Graph, n: int) -> set[Any]:
         host = _host_field(gr, n)
         if host is not None:
             out.add(("host", host))
-        if gr.op(n).kind not in _CASTS or len(gr.defs(n, 0)) != 1:
+        if gr.op(n).kind not in CASTS or len(gr.defs(n, 0)) != 1:
             break
         n = gr.defs(n, 0)[0]
     return out
@@ -70,7 +71,7 @@ def product_limit(gr: dataflow.Graph, n: int, limited: dict[Any, int]) -> int | 
             const *= c
         elif op.kind is Kind.MUL and len(op.operands) == 2 and all(len(gr.defs(m, s)) == 1 for s in (0, 1)):
             todo += [gr.defs(m, 0)[0], gr.defs(m, 1)[0]]
-        elif op.kind in _CASTS and len(gr.defs(m, 0)) == 1:
+        elif op.kind in CASTS and len(gr.defs(m, 0)) == 1:
             todo.append(gr.defs(m, 0)[0])
         else:
             return None

@@ -228,7 +228,7 @@ class LoopBounds:
                 for c in (d, sib):
                     b = yield from self._compare_bound(c, ("slt", "ult", "sle", "ule"), forms)
                     if b:  # a 32-bit compare reads its bound as a 32-bit register: Int32(extent) <= 2^31 - 1
-                        bounds.append(min(b, 2**32 if self.gr.op(sib).width == 32 else b))
+                        bounds.append(min(b, 2**32) if self.gr.op(sib).width == 32 else b)
                 inits = yield from self._inits(sib, d)
                 if bounds and inits and None not in inits:
                     lo = min(i for i in inits if i is not None)
