@@ -125,6 +125,11 @@ class FloorFixups:
                 dividend = x if floor else x.add(Affine.of_const(d.const - 1))
                 self.relate(rk, d.const, dividend, f"{'floor' if floor else 'ceil'} multiple: "
                             f"{d.const}*{paren(name)} <= {self.name(dividend)}")  # fmt: skip
+            elif floor and self.interval(d).lo >= 0 and (slack := max(0, -self.interval(x).lo - 1)) <= 64:
+                # a divisor is >= 1, so floor(x / d) <= x for x >= -1 and <= -1 below: at most x plus the
+                # slack of x's least value (the batch of a token, floor(token / seqlen), is at most it)
+                top = x.add(Affine.of_const(slack))
+                self.relate(rk, 1, top, f"{name} <= {self.name(top)}")
         return res
 
     def product_uppers(self, key: Any, guards: list[tuple[Affine, Affine, str]]) -> list[tuple[Affine, str]]:
