@@ -163,27 +163,14 @@ def test_ptx_signed_division_by_a_power_of_two_floors_to_a_remainder_below_it() 
     assert _iv(rg, fn, "%r12")[1] > 127
 
 
-#: sigmoid_gate_bwd's delta row: row = min(r, n - 1) (may be -1 at n = 0), token = floor(row / 32),
-#: head = row - 32*token, batch = floor(token / s) by a runtime s; then batch*32 + head
-BATCH_HEAD = """
-ld.param.u32 %r1, [k_p];
-ld.param.u32 %r2, [k_q];
-ld.param.u32 %r13, [k_r];
-mov.u32 %r20, %ctaid.x;
-add.s32 %r21, %r1, -1;
-setp.lt.s32 %p9, %r20, %r1;
-selp.b32 %r3, %r20, %r21, %p9;
-shr.s32 %r4, %r3, 31;
-shr.u32 %r5, %r4, 27;
-add.s32 %r6, %r3, %r5;
-and.b32 %r7, %r6, -32;
-setp.ne.b32 %p1, %r3, %r7;
-setp.lt.s32 %p2, %r3, 0;
-and.pred %p3, %p2, %p1;
-selp.b32 %r8, -1, 0, %p3;
-shr.s32 %r9, %r6, 5;
-add.s32 %r10, %r9, %r8;
-sub.s32 %r11, %r3, %r7;
+#: sigmoid_gate_bwd's delta row: row = min(ctaid.x, n - 1) (-1 at n = 0), POW2's idiom by 32 gives
+#: token = floor(row / 32) (%r10) and head = row - 32*token (%r12); then batch = floor(token / s) by a
+#: runtime s, and batch*32 + head
+BATCH_HEAD = (
+    POW2.replace("sub.s32 %r3, %r1, %r2;", "mov.u32 %r20, %ctaid.x;\nadd.s32 %r21, %r1, -1;\n"
+                 "setp.lt.s32 %p9, %r20, %r1;\nselp.b32 %r3, %r20, %r21, %p9;")
+    .replace("7;", "5;").replace("25;", "27;").replace("-128;", "-32;")
+    .replace("ret;", """ld.param.u32 %r13, [k_r];
 div.s32 %r14, %r10, %r13;
 mul.lo.s32 %r15, %r14, %r13;
 setp.ne.b32 %p6, %r10, %r15;
@@ -193,9 +180,9 @@ and.pred %p8, %p7, %p6;
 selp.b32 %r17, -1, 0, %p8;
 add.s32 %r18, %r14, %r17;
 shl.b32 %r19, %r18, 5;
-add.s32 %r22, %r19, %r11;
-ret;
-"""
+add.s32 %r22, %r19, %r12;
+ret;""")
+)  # fmt: skip
 
 
 def test_ptx_batch_of_a_token_times_heads_plus_head_is_at_most_the_row() -> None:

@@ -319,22 +319,8 @@ def fmha_bwd() -> None:
     problem_shape = (s_q_max, s_k_max, d, ((h_r, h_k), orig_b))
 
     qshape, kshape, perm = (b, s_q, h_k, h_r, d), (b, s_k, h_k, 1, d), (1, 4, 3, 2, 0)
-    q, dq = (
-        create_and_permute_tensor(qshape, perm, element_dtype),
-        create_and_permute_tensor(qshape, perm, element_dtype),
-    )
-    k, dk = (
-        create_and_permute_tensor(kshape, perm, element_dtype),
-        create_and_permute_tensor(kshape, perm, element_dtype),
-    )
-    v, dv = (
-        create_and_permute_tensor(kshape, perm, element_dtype),
-        create_and_permute_tensor(kshape, perm, element_dtype),
-    )
-    do, o = (
-        create_and_permute_tensor(qshape, perm, element_dtype),
-        create_and_permute_tensor(qshape, perm, element_dtype),
-    )
+    q, dq, do, o = (create_and_permute_tensor(qshape, perm, element_dtype) for _ in range(4))
+    k, dk, v, dv = (create_and_permute_tensor(kshape, perm, element_dtype) for _ in range(4))
     lse_x = torch.empty(b, h_k, h_r, s_q, dtype=cutlass_torch.dtype(acc_dtype)).permute(3, 2, 1, 0)
     lse = like(from_dlpack(lse_x, assumed_align=16).mark_layout_dynamic(leading_dim=0))
 
