@@ -192,3 +192,24 @@ def test_ptx_batch_of_a_token_times_heads_plus_head_is_at_most_the_row() -> None
     assert bs and bs[0].terms == (("arg0", 1),) and bs[0].const < 64, bs
     assert ") <= floor(" in bs[0].fact  # floor(token / s) <= token
     assert rg.interval(rg.value(op.id)).hi > 2**31  # the interval alone: the quotient free to 2^26
+
+
+#: cuDNN's NCHW batch-norm chunking: per = ceil(N / C) as floor((N + C - 1) / C) by a runtime C, and the
+#: chunk end per*(b + 1) for a block index b < C (a guard here; grid y = C in the kernel)
+CHUNK_END = PTX.replace("sub.s32 %r3, %r1, %r2;\nsub.s32 %r4, %r2, %r1;\nshfl.sync.idx.b32 %r5, %r4, %r1, 31, -1;",
+                        "add.s32 %r20, %r1, %r2;\nadd.s32 %r3, %r20, -1;\nmov.b32 %r5, %r2;").replace(
+    "mul.lo.s32 %r11, %r10, %r5;\nsub.s32 %r12, %r3, %r11;\nret;",
+    "mov.u32 %r13, %ctaid.y;\nsetp.ge.s32 %p4, %r13, %r2;\n@%p4 bra $L__END;\n"
+    "mul.lo.s32 %r14, %r10, %r13;\nadd.s32 %r15, %r14, %r10;\n$L__END:\nret;")  # fmt: skip
+
+
+def test_ptx_a_ceil_quotient_times_a_block_index_below_its_divisor_stays_below_the_dividend() -> None:
+    rg, fn = _ptx(CHUNK_END.format(sign=XOR_SIGN))
+    (op,) = (o for o in fn.ops() if o.results[:1] == ("%r15",))
+    bs = rg.bounds(rg.value(op.id), op.id)
+    # per*(b + 1) <= N + C - 1 (C, read from a parameter the header does not declare, is load(memory))
+    assert bs and bs[0].terms == (("arg0", 1),), bs
+    assert bs[0].fact.startswith("guard: ctaid.y < load(memory) dominates;")
+    assert bs[0].fact.endswith(
+        ")*ctaid.y <= -1*(floor((arg0 + load(memory) - 1) / load(memory))) + arg0 + load(memory) - 1"
+    )

@@ -132,3 +132,14 @@ cvt.s64.s32 %rd10, %r2;
     assert [f.check for f in found] == ["narrow-widened-late"], [f.message for f in found]
     # 2048*ctaid.x + ctaid.y passes 2^31 - 1 from ctaid.x 1,048,545 with ctaid.y at 65,534
     assert found[0].wraps_when is not None and found[0].wraps_when["text"] == "ctaid.x >= 1048545"
+
+
+@pytest.mark.parametrize("clamp", ["min.s64", "max.s64"])
+def test_a_widened_offset_clamped_in_64_bits_still_reaches_the_address(clamp: str, tmp_path: Path) -> None:
+    # flashinfer's gathered K column, min(k_base + 8*chunk, k_last) with the i64 k_last: the i32 sum
+    # wraps before the cvt, and the clamp passes the wrapped (negative) column on to the load
+    p = tmp_path / "k.ptx"
+    p.write_text(HEAD + f"shl.b32 %r6, %r5, 20;\ncvt.s64.s32 %rd9, %r6;\n{clamp} %rd10, %rd9, %rd2;\n" + TAIL)
+    found = scan_paths([p]).findings
+    assert [f.check for f in found] == ["narrow-widened-late"], [f.message for f in found]
+    assert found[0].wraps_when is not None and found[0].wraps_when.get("threshold") == 2048

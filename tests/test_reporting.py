@@ -49,6 +49,7 @@ class StubBound:
     tensor: int | None = None
     modes: tuple[int, ...] = ()
     most: int | None = None
+    tops: tuple[tuple[str, int], ...] = ()
 
 
 def _row_kernel(row_stride: int = 4096) -> tuple[dataflow.Graph, Ranges]:
@@ -145,6 +146,15 @@ def test_rule_a_a_coordinate_of_an_i32_mode_stays_below_its_extent(modes: list[A
         # a host-computed ceil(F / 128) of a 32-bit F is at most 2^24: 128*arg2 - 1 never reaches 2^31
         (StubBound((("arg2", 128),), -1, "in bounds", i32=False, most=2**31 - 1), "(a) it never wraps"),
         (StubBound((("arg2", 128),), -1, "in bounds", i32=False, most=2**31), None),
+        # N + C - 1 with C also grid y (at most 65,535): N must be within 65,533 of 2^31 - 1
+        (
+            StubBound(
+                (("arg2", 1), ("arg3", 1)), -1, "grid", most=2**31 + 65532, tops=(("arg2", 2**31 - 1), ("arg3", 65535))
+            ),
+            "(a) a coordinate bounded",
+        ),
+        # the same excess over a capped extent alone (grid y at 65,535 is a launch anyone makes): reported
+        (StubBound((("arg3", 32769),), 0, "grid", most=32769 * 65535, tops=(("arg3", 65535),)), None),
     ],
 )
 def test_rule_a_reads_the_analysis_bounds(bound: StubBound, suppressed: str | None, monkeypatch: Any) -> None:
@@ -154,8 +164,10 @@ def test_rule_a_reads_the_analysis_bounds(bound: StubBound, suppressed: str | No
     assert (f.rule_suppressed or "").startswith(suppressed or "") and bool(f.rule_suppressed) == bool(suppressed)
     if suppressed is None:
         assert any(x.startswith("value <= ") and bound.fact in x for x in f.facts)
-    if bound.most is not None and suppressed:
+    if bound.most is not None and suppressed == "(a) it never wraps":
         assert "at most 2,147,483,647 with every extent at its largest" in (f.rule_suppressed or "")
+    if bound.tops and suppressed:
+        assert "so it wraps only when arg2 >= 2,147,418,115" in (f.rule_suppressed or "")
     if bound.terms[0][1] == 64:
         assert any("it wraps only when arg2 >= 33,554,432" in x for x in f.facts)
 

@@ -85,6 +85,9 @@ class Bound:
     #: the bound with every extent at the largest value the analysis gives it (a field the host computes
     #: as ``ceil(F / 128)`` of a 32-bit F is at most 2^24); None where it is not known (a stub)
     most: int | None = None
+    #: (extent name, the largest value the analysis gives it), for the extents of ``terms`` (Relations
+    #: bounds only): rule (a) asks whether one of them must reach 2^31 - 1 for the bound to
+    tops: tuple[tuple[str, int], ...] = ()
 
 
 #: one partial substitution: coefficients by atom key, the constant, the facts used, the guards used
@@ -183,16 +186,19 @@ class Relations(OpRelations):
         if not facts:
             return None  # the interval says as much
         by_name: dict[str, Fraction] = {}
+        tops: dict[str, int] = {}
         i32 = True
         most = const
         for k, c in coefs.items():
             at = self.atoms[k]
             by_name[at.name] = by_name.get(at.name, Fraction(0)) + c
+            tops[at.name] = min(tops.get(at.name, at.iv.hi), at.iv.hi)  # two atoms of one input: the tighter
             i32 = i32 and at.iv.hi <= I32_MAX
             most += c * (at.iv.hi if c > 0 else at.iv.lo)
         # a coefficient stays exact (16*(k >> 8) is at most k/16, not k): an int where it is one
         terms = tuple(sorted((n, _exact(c)) for n, c in by_name.items() if c))
-        return Bound(terms, ceil(const), i32, "; ".join(dict.fromkeys(facts)), most=floor(most))
+        top = tuple(sorted((n, tops[n]) for n, _ in terms))
+        return Bound(terms, ceil(const), i32, "; ".join(dict.fromkeys(facts)), most=floor(most), tops=top)
 
 
 def _exact(c: Fraction) -> int | Fraction:

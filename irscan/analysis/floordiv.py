@@ -128,8 +128,8 @@ class FloorFixups:
             elif floor and self.interval(d).lo >= 0 and (slack := max(0, -self.interval(x).lo - 1)) <= 64:
                 # a divisor is >= 1, so floor(x / d) <= x for x >= -1 and <= -1 below: at most x plus the
                 # slack of x's least value (the batch of a token, floor(token / seqlen), is at most it)
-                top = x.add(Affine.of_const(slack))
-                self.relate(rk, 1, top, f"{name} <= {self.name(top)}")
+                most = x.add(Affine.of_const(slack))
+                self.relate(rk, 1, most, f"{name} <= {self.name(most)}")
         return res
 
     def product_uppers(self, key: Any, guards: list[tuple[Affine, Affine, str]]) -> list[tuple[Affine, str]]:
@@ -140,6 +140,7 @@ class FloorFixups:
         f = self.atoms[key].factors
         out: list[tuple[Affine, str]] = []
         for u, d in (f, f[::-1]) if f is not None else ():
+            out += self._quotient_times_index(key, u, d, guards)
             if self.interval(d).lo < 1:
                 continue
             for cand, why in self._candidate_uppers(u, guards):
@@ -152,6 +153,51 @@ class FloorFixups:
                     facts = [w for w in (why, top[1]) if w]
                     out.append((rhs, "; ".join(facts) + f", so {self.name(Affine.of_atom(key))} <= {self.name(rhs)}"))
         return out[:4]
+
+    def _quotient_times_index(
+        self, key: Any, q: Affine, w: Affine, guards: list[tuple[Affine, Affine, str]]
+    ) -> list[tuple[Affine, str]]:
+        """``q·w`` with q a quotient of x by d and ``w <= d + k`` (a block index below the chunk count
+        the quotient divides by: ``per = ceil(N / C)`` and ``per·ctaid.y`` with grid y = C) is at most
+        ``q·d + k·q``, so ``x + k·q`` (floor) or ``x + d - 1 + k·q`` (ceil); for k <= 0 only, where the
+        ``k·q`` term is a bound's own (q >= 0)."""
+        qk = _single(q)
+        if qk is None or q != Affine.of_atom(qk):
+            return []
+        out: list[tuple[Affine, str]] = []
+        for table in (self.floor_quotients, self.ceil_quotients, self.quotients):
+            xd = table.get(qk)
+            if xd is None or self.interval(xd[1]).lo < 0 or not self._nonnegative_dividend(q, *xd):
+                continue
+            top = self._rounded_multiple(qk, xd[1])
+            if top is None:
+                break
+            for cand, why in self._candidate_uppers(w, guards):
+                k = self._offset_of(cand, xd[1])
+                if k is not None and k <= 0 and cand != w:
+                    rhs = top[0].add(q.scale(k))
+                    facts = "; ".join(f for f in (why, top[1]) if f)
+                    out.append((rhs, f"{facts}, so {self.name(Affine.of_atom(key))} <= {self.name(rhs)}"))
+            break
+        return out
+
+    def _offset_of(self, a: Affine, b: Affine) -> int | None:
+        """k with ``a = b + k``, the inputs compared by name: a PTX ``ld.param`` of a field and the field
+        the host grid names are two atoms of one input."""
+        names: dict[str, int] = {}
+        for x, sign in ((a, 1), (b, -1)):
+            for t, c in x.terms:
+                nm = self.atoms[t].name
+                names[nm] = names.get(nm, 0) + sign * c
+        return a.const - b.const if not any(names.values()) else None
+
+    def _nonnegative_dividend(self, q: Affine, x: Affine, d: Affine) -> bool:
+        """q = x / d is >= 0: x is, or x = rest + d with rest >= -1 (``N + C - 1`` over C): a divisor
+        is >= 1, which the interval of the sum does not know."""
+        if self.interval(q).lo >= 0 or self.interval(x).lo >= 0:
+            return True
+        rest = x.add(d, -1)
+        return not d.is_const() and all(c > 0 for _, c in x.terms) and self.interval(rest).lo >= -1
 
     def _candidate_uppers(self, u: Affine, guards: list[tuple[Affine, Affine, str]]) -> list[tuple[Affine, str]]:
         """u, and u with one positive term t replaced by an upper bound of t (a relation or a guard)."""
