@@ -184,10 +184,11 @@ class FloorFixups:
     def _offset_of(self, a: Affine, b: Affine) -> int | None:
         """k with ``a = b + k``, the inputs compared by name: a PTX ``ld.param`` of a field and the field
         the host grid names are two atoms of one input."""
-        names: dict[str, int] = {}
+        names: dict[Any, int] = {}
         for x, sign in ((a, 1), (b, -1)):
             for t, c in x.terms:
-                nm = self.atoms[t].name
+                at = self.atoms[t]
+                nm = ("extent", at.name) if at.extent else t  # two loads are never one input by name
                 names[nm] = names.get(nm, 0) + sign * c
         return a.const - b.const if not any(names.values()) else None
 
