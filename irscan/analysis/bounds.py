@@ -197,7 +197,7 @@ class Relations(OpRelations):
             most += c * (at.iv.hi if c > 0 else at.iv.lo)
         # a coefficient stays exact (16*(k >> 8) is at most k/16, not k): an int where it is one
         terms = tuple(sorted((n, _exact(c)) for n, c in by_name.items() if c))
-        top = tuple(sorted((n, tops[n]) for n, _ in terms))
+        top = tuple((n, tops[n]) for n, _ in terms)
         return Bound(terms, ceil(const), i32, "; ".join(dict.fromkeys(facts)), most=floor(most), tops=top)
 
 

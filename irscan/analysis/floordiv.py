@@ -162,23 +162,20 @@ class FloorFixups:
         ``q·d + k·q``, so ``x + k·q`` (floor) or ``x + d - 1 + k·q`` (ceil); for k <= 0 only, where the
         ``k·q`` term is a bound's own (q >= 0)."""
         qk = _single(q)
-        if qk is None or q != Affine.of_atom(qk):
+        # an atom is the quotient of one division: at most one of the tables holds it
+        xd = next((t[qk] for t in (self.floor_quotients, self.ceil_quotients, self.quotients) if qk in t), None)
+        if qk is None or q != Affine.of_atom(qk) or xd is None or self.interval(xd[1]).lo < 0:
+            return []
+        top = self._rounded_multiple(qk, xd[1]) if self._nonnegative_dividend(q, *xd) else None
+        if top is None:
             return []
         out: list[tuple[Affine, str]] = []
-        for table in (self.floor_quotients, self.ceil_quotients, self.quotients):
-            xd = table.get(qk)
-            if xd is None or self.interval(xd[1]).lo < 0 or not self._nonnegative_dividend(q, *xd):
-                continue
-            top = self._rounded_multiple(qk, xd[1])
-            if top is None:
-                break
-            for cand, why in self._candidate_uppers(w, guards):
-                k = self._offset_of(cand, xd[1])
-                if k is not None and k <= 0 and cand != w:
-                    rhs = top[0].add(q.scale(k))
-                    facts = "; ".join(f for f in (why, top[1]) if f)
-                    out.append((rhs, f"{facts}, so {self.name(Affine.of_atom(key))} <= {self.name(rhs)}"))
-            break
+        for cand, why in self._candidate_uppers(w, guards):
+            k = self._offset_of(cand, xd[1])
+            if k is not None and k <= 0 and cand != w:
+                rhs = top[0].add(q.scale(k))
+                facts = "; ".join(f for f in (why, top[1]) if f)
+                out.append((rhs, f"{facts}, so {self.name(Affine.of_atom(key))} <= {self.name(rhs)}"))
         return out
 
     def _offset_of(self, a: Affine, b: Affine) -> int | None:

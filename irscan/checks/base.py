@@ -24,12 +24,12 @@ from irscan.ir import MEMORY_KINDS, AddressSpace, Kind, Op
 I32_SIGNED = signed_range(32)
 I32_UNSIGNED = unsigned_range(32)
 
-#: Ops through which an address keeps flowing on its way to a memory op.
+#: Ops through which an address keeps flowing on its way to a memory op (a clamp is an offset too: PTX's
+#: ``min.s64(last, sext(k))`` of a gathered column, where the MLIR has a select).
 ADDRESS_FLOW = frozenset(
     {Kind.GEP, Kind.ADD, Kind.SUB, Kind.MUL, Kind.MULWIDE, Kind.MAD, Kind.MADWIDE, Kind.SHL, Kind.CAST, Kind.MOV,
      Kind.SELECT, Kind.PHI, Kind.SEXT, Kind.ZEXT, Kind.OR, Kind.MIN, Kind.MAX}
 )  # fmt: skip
-# (a clamp is an offset too: PTX's min.s64(last, sext(k)) of a gathered column, where the MLIR has a select)
 #: Ops that make up a 32-bit index computation (the backward slice stops at anything else).
 NARROW_ARITH = frozenset(
     {Kind.ADD, Kind.SUB, Kind.MUL, Kind.MAD, Kind.SHL, Kind.OR, Kind.XOR, Kind.AND, Kind.NEG, Kind.SELECT,

@@ -114,15 +114,15 @@ def rule_a(b: Any, limit_hi: int) -> str | None:
     if len(terms) == 1 and terms[0][1] == 1 and 0 <= const < TILE:
         return (f"(a) a coordinate bounded by an i32 extent: {bound_text(b)}, so it wraps only when "
                 f"{terms[0][0]} >= {limit_hi - const + 1:,}, within one tile of the i32 limit")  # fmt: skip
+    # a 32-bit extent E plus terms that are less than a tile even at their largest (N + C - 1 with C also
+    # grid y, so at most 65,535): it wraps only with E within that of the i32 limit
     tops = dict(getattr(b, "tops", ()))
-    for name, c in terms:
-        rest = most - I32_EXTENT_MAX if isinstance(most, int) and c == 1 and tops.get(name) == I32_EXTENT_MAX else TILE
-        if 0 <= rest < TILE:
-            # a 32-bit extent E plus terms that are less than a tile even at their largest (N + C - 1 with
-            # C also grid y, so at most 65,535): it wraps only with E within that of the i32 limit
-            return (f"(a) a coordinate bounded by an i32 extent: {bound_text(b)}, at most {name} + {rest:,} with "
-                    f"the other extents at their largest, so it wraps only when {name} >= "
-                    f"{limit_hi - rest + 1:,}, within one tile of the i32 limit")  # fmt: skip
+    name = next((n for n, c in terms if c == 1 and tops.get(n) == I32_EXTENT_MAX), None)
+    rest = most - I32_EXTENT_MAX if isinstance(most, int) else TILE
+    if name is not None and 0 <= rest < TILE:
+        return (f"(a) a coordinate bounded by an i32 extent: {bound_text(b)}, at most {name} + {rest:,} with "
+                f"the other extents at their largest, so it wraps only when {name} >= "
+                f"{limit_hi - rest + 1:,}, within one tile of the i32 limit")  # fmt: skip
     return None
 
 
