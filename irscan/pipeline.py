@@ -13,12 +13,21 @@ from typing import Any
 
 from irscan import checks
 from irscan.analysis import dataflow
-from irscan.analysis.hostfields import module_aliases, module_caps, module_computed, module_constants, module_peers
-from irscan.analysis.hostgrid import module_grids
+from irscan.analysis.hostfields import (
+    FieldKey,
+    kernel_caps,
+    module_aliases,
+    module_caps,
+    module_computed,
+    module_constants,
+    module_peers,
+)
+from irscan.analysis.hostgrid import GridDim, capped, module_grids
 from irscan.analysis.ranges import Facts, Ranges
 from irscan.capturing.store import META_FILE, find_captures, load
 from irscan.capturing.store import ir_files as capture_ir_files
 from irscan.checks.memory import DEFAULT_MAX_MEMORY
+from irscan.checks.other_accesses import grid_caps
 from irscan.checks.reporting import finish
 from irscan.checks.twins import pair_twins
 from irscan.diff.accesses import records as access_records
@@ -93,6 +102,20 @@ def parse(text: str, path: str, ir: IRKind) -> Module:
     return ptx.parse_module(text, path)
 
 
+def _ranges(
+    gr: dataflow.Graph,
+    km: dict[str, Any],
+    grid: tuple[GridDim, ...],
+    host: tuple[Any, Any, Any],
+    caps: dict[FieldKey, int] | None,
+    computed: dict[FieldKey, int] | None,
+) -> Ranges:
+    """The kernel's ranges under the launch facts: its grid, the host's (aliases, constants, peers),
+    the caps of its fields and the extents the host computes."""
+    facts = Facts.of(gr.fn.attrs, km.get("launch"), grid, host[0], host[1], host[2], caps, computed)
+    return Ranges(gr, facts, km.get("args", []))
+
+
 def scan_module(module: Module, meta: dict[str, Any] | None = None) -> ScanResult:
     """Run every check on every device function of a parsed module."""
     res = ScanResult()
@@ -120,17 +143,13 @@ def scan_module(module: Module, meta: dict[str, Any] | None = None) -> ScanResul
             continue
         km = kernels_meta.get(fn.name, {})
         gr = dataflow.build(module, fn, reaching)
-        facts = Facts.of(
-            fn.attrs,
-            km.get("launch"),
-            grids.get(fn.name, ()),
-            aliases.get(fn.name),
-            constants.get(fn.name),
-            peers.get(fn.name),
-            caps.get(fn.name),
-            computed.get(fn.name),
-        )
-        rg = Ranges(gr, facts, km.get("args", []))
+        host_grid = grids.get(fn.name, ())
+        host = (aliases.get(fn.name), constants.get(fn.name), peers.get(fn.name))
+        rg = _ranges(gr, km, host_grid, host, caps.get(fn.name), computed.get(fn.name))
+        tight = grid_caps(gr, rg)  # a grid the kernel's own accesses keep small: the ranges again, with it
+        if tight and (capped_grid := capped(host_grid, tight)) != host_grid:
+            tops = {axis: most for axis, (most, _) in tight.items()}
+            rg = _ranges(gr, km, capped_grid, host, kernel_caps(module, meta, fn.name, tops), computed.get(fn.name))
         ctx = checks.Context(fn.name, module.path, km.get("file"), km.get("line"), definitions)
         pts = checks.points(gr)
         found = checks.run(gr, rg, ctx, pts)

@@ -62,7 +62,9 @@ def _kernel(where: str = "before", signed_row: bool = True) -> tuple[dataflow.Gr
     base = b.op(Kind.EXTRACT, y, width=0, attrs={"path": (0,)})
     p = b.op(Kind.GEP, base, wide, width=0, space="global", attrs={"indices": [("dyn", 1, 64)], "elem_size": 4})
     b.op(Kind.STORE, b.const(0), p, width=32, addr=1, space="global")
-    if where == "after":
+    if where == "after_call":  # a call may not return (``__assertfail``): the load may never run
+        b.op(Kind.CALL, result=False, width=0, name="llvm.call")
+    if where in ("after", "after_call"):
         read_x()
     gr = dataflow.build(b.module, b.fn, reaching_definitions)
     return gr, Ranges(gr, Facts.of(b.fn.attrs), [ROWS, STATS])
@@ -90,10 +92,21 @@ def test_an_access_that_runs_before_the_wrap_bounds_its_input() -> None:
     )
 
 
-@pytest.mark.parametrize("where", ["guarded", "after", "predicated"])
+def test_an_access_later_in_the_entry_block_bounds_its_input() -> None:
+    """After the store, in the same block with nothing between that may stop the thread: every thread
+    runs it (irscan/analysis/cta_reach.py), in the CTA whose ctaid.x wraps too."""
+    gr, rg = _kernel("after")
+    f = _store_finding(gr, rg)
+    assert f.memory is not None and (f.memory["tensor"], f.memory["bytes"]) == ("arg0", 2**25 * 16384)
+    assert "which a thread of every CTA runs" in f.memory["why"]
+    reported, _ = finish([f])
+    assert not reported
+
+
+@pytest.mark.parametrize("where", ["guarded", "after_call", "predicated"])
 def test_an_access_that_may_not_run_with_the_wrap_bounds_nothing(where: str) -> None:
-    """Under a branch on data (``if nloc > 0``), after the access (an exit may come between) or under
-    a guard predicate, the x access may not run for the inputs that wrap: y's own 8.6 GB is all."""
+    """Under a branch on data (``if nloc > 0``), after a call that may not return, or under a guard
+    predicate, the x access may not run for the inputs that wrap: y's own 8.6 GB is all."""
     gr, rg = _kernel(where)
     f = _store_finding(gr, rg)
     # y's own extent: the coordinate 2^31 needs 2^31 + 1 elements of its i64 extent (irscan/analysis/coords.py)

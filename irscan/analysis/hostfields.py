@@ -156,15 +156,32 @@ def _launch_constants(
     return out
 
 
+def kernel_caps(module: Module, meta: dict[str, Any] | None, kernel: str, tops: dict[int, int]) -> dict[FieldKey, int]:
+    """:func:`module_caps` of one kernel whose own accesses allow at most ``tops[axis]`` CTAs along an
+    axis (a sum over heads that reads a static ``(16,)`` array at ``ctaid.y`` is launched with at most
+    16 along y; checks/other_accesses.py, ``grid_caps``): the host values stored there are that small
+    too.  MLIR; the PTX scan of the same capture reads what this leaves in meta.json's dict."""
+    if module.ir != "mlir":
+        return module_caps(module, meta).get(kernel, {})
+    found = _every_launch(module, lambda gr, p, a, g: _launch_caps(gr, p, a, g, grid_tops=tops)).get(kernel, {})
+    if isinstance(meta, dict) and isinstance(meta.get(CAPS_KEY), dict):
+        meta[CAPS_KEY][kernel] = [[[a[0], list(a[1])], b] for a, b in found.items()]
+    return found
+
+
 def _launch_caps(
-    gr: dataflow.Graph, params: list[Any], args: list[int | None], grid: dict[int, int]
+    gr: dataflow.Graph,
+    params: list[Any],
+    args: list[int | None],
+    grid: dict[int, int],
+    grid_tops: dict[int, int] | None = None,
 ) -> dict[FieldKey, int]:
     """The fields of one launch's arguments (tensor extents and strides, and scalars: FA-style kernels
     take a tile count ``ceil(seqlen / 128)`` as an Int32) the host computes as ``F // t`` or ``ceil(F /
     t)`` (t > 1) of a 32-bit ``F``, ``min(v, c)``, ``c // v``, or products of these: at most ``ceil((2^31 -
     1) / t)`` (or c) whatever F is (CUTLASS's elementwise_apply tiles with a stride ``256*ceil(64 / m)``)."""
     out: dict[FieldKey, int] = {}
-    limited = grid_limited(gr, grid)  # what the launch's grid y and z hold: at most 65,535 (hostlimits.py)
+    limited = grid_limited(gr, grid, grid_tops)  # what the launch's grid y and z hold: at most 65,535 (hostlimits.py)
     for key, leaf in _leaves(gr, params, args, ("shape", "stride")):
         tops = [limited[("host", leaf[1])]] if ("host", leaf[1]) in limited else []
         if leaf[0] is not None and limited and (top := product_limit(gr, leaf[0], limited)) is not None:

@@ -43,6 +43,8 @@ class GridDim:
     path: tuple[int, ...]
     tile: int
     cap: int | None = None
+    #: where ``cap`` comes from when not the host's clamp (said in the facts; meta.json does not keep it)
+    why: str = ""
 
     def as_json(self) -> list[Any]:
         return [self.axis, self.param, list(self.path), self.tile, self.cap]
@@ -51,6 +53,23 @@ class GridDim:
     def of_json(x: Any) -> GridDim:
         cap = x[4] if len(x) > 4 and x[4] is not None else None
         return GridDim(int(x[0]), int(x[1]), tuple(int(p) for p in x[2]), int(x[3]), None if cap is None else int(cap))
+
+
+def capped(grid: tuple[GridDim, ...], caps: dict[int, tuple[int, str]]) -> tuple[GridDim, ...]:
+    """``grid`` with each axis of ``caps`` (axis -> (the most CTAs, why)) clamped to it where that is
+    tighter than the cap it has (an axis the host's grid does not name gets an entry of its own)."""
+    out = list(grid)
+    for axis, (most, why) in sorted(caps.items()):
+        i = next((j for j, g in enumerate(out) if g.axis == axis), None)
+        g = out[i] if i is not None else GridDim(axis, -1, (), 1)
+        if g.cap is not None and g.cap <= most:
+            continue
+        new = GridDim(g.axis, g.param, g.path, g.tile, most, why)
+        if i is None:
+            out.append(new)
+        else:
+            out[i] = new
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,10 +38,15 @@ def _ids(gr: dataflow.Graph, n: int) -> set[Any]:
     return out
 
 
-def grid_limited(gr: dataflow.Graph, grid: dict[int, int]) -> dict[Any, int]:
-    """Host value name -> its most, for the values stored into grid y and z and their ceil dividends."""
+def grid_limited(gr: dataflow.Graph, grid: dict[int, int], tops: dict[int, int] | None = None) -> dict[Any, int]:
+    """Host value name -> its most, for the values stored into grid y and z and their ceil dividends.
+    ``tops``: axis -> the most CTAs the kernel's own accesses allow along it (checks/other_accesses.py,
+    ``grid_caps``), where that is less than the hardware's."""
     out: dict[Any, int] = {}
-    for axis, top in GRID_YZ_MAX.items():
+    limits = dict(GRID_YZ_MAX)
+    for axis, most in (tops or {}).items():
+        limits[axis] = min(limits.get(axis, most), most)
+    for axis, top in sorted(limits.items()):
         node = grid.get(axis)
         if node is None:
             continue

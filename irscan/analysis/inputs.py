@@ -143,7 +143,7 @@ class Inputs:
         if hd is not None and hd.cap is not None:  # the host clamps the grid to a constant
             cap = hd.cap if grid == "nctaid" else hd.cap - 1
             iv = Interval(iv.lo, max(iv.lo, min(iv.hi, cap)))
-            self.relate(n, 1, Affine.of_const(cap), f"grid from host: nctaid.{dim_name(axis)} <= {hd.cap}")
+            self.relate(n, 1, Affine.of_const(cap), hd.why or f"grid from host: nctaid.{dim_name(axis)} <= {hd.cap}")
         extent = self._field_atom(hd.param, hd.path) if hd is not None and hd.param >= 0 else None
         if hd is None or extent is None:  # a grid of one block along the axis (grid y = 1) fixes ctaid.y = 0
             return self._atom(n, sreg, iv, iv.lo == iv.hi)

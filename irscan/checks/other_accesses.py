@@ -19,7 +19,11 @@ Sound only where the other access runs whenever the wrap matters, with the same 
   passes through, or earlier in the same block), so whenever the wrapped value is formed it has
   already run.  Weaker conditions are not enough: an access under a condition independent of ``X``
   (``if nloc > 0``) may not run at all for the inputs that wrap, and a post-dominating one may be cut
-  short by an early ``exit`` or ``trap`` the block graph does not show;
+  short by an early ``exit`` or ``trap`` the block graph does not show.  Or, for an input every
+  thread of the CTA shares (``ctaid.x``, a parameter field, not ``tid``), some thread of every CTA
+  surely runs it (irscan/analysis/cta_reach.py: the state load of a warp-specialised kernel's
+  load warp, which no path through the store warp passes): then it runs in the CTA whose ``X``
+  wraps, whatever the data;
 - it is a plain load, store or atomic without a PTX guard predicate (a masked or guarded copy, a
   ``cp.async`` with a zero source size, moves nothing);
 - ``v`` cannot leave its range from below (then ``X >= T`` is not necessary).
@@ -32,6 +36,7 @@ import weakref
 from collections import defaultdict
 from dataclasses import dataclass
 
+from irscan.analysis import cta_reach
 from irscan.analysis.dataflow import Graph
 from irscan.analysis.guards import immediate_dominators
 from irscan.analysis.inputs import SREG_LAUNCH
@@ -39,7 +44,7 @@ from irscan.analysis.intervals import Affine, Interval
 from irscan.analysis.ranges import Ranges
 from irscan.analysis.reaching import cfg_successors
 from irscan.checks.base import small_window
-from irscan.checks.memory import Need, gep_size, human
+from irscan.checks.memory import Need, element_bits, gep_size, human, static_cosize
 from irscan.ir import Kind
 
 #: how far an address is followed back to its tensor's pointer
@@ -188,13 +193,23 @@ def _dominates(idx: _Index, a: int, b: int) -> bool:
     return idx.pre[ba] < idx.pre[bb] and idx.post[bb] < idx.post[ba]
 
 
-def needs(gr: Graph, rg: Ranges, value: Affine, limit: Interval, at: int, own: list[int]) -> list[Need]:
-    """What the other accesses that dominate the widening point ``at`` need when ``value`` wraps:
-    one :class:`Need` per input the wrap hinges on, from the access that needs the most."""
+def _cta_wide(name: str) -> bool:
+    """Whether every thread of a CTA sees one value of the input: its CTA's coordinates, the grid and
+    block sizes, a parameter field (not ``tid``: another thread's access has another)."""
+    return name.startswith(("ctaid.", "nctaid.", "ntid.", "arg"))
+
+
+def needs(
+    gr: Graph, rg: Ranges, value: Affine, limit: Interval, at: int, own: list[int]
+) -> tuple[list[Need], list[Need]]:
+    """What the other accesses need when ``value`` wraps, one :class:`Need` per input the wrap hinges on
+    from the access that needs the most: (those that dominate the widening point ``at``, those only
+    some thread of every CTA surely runs: reporting.py weighs the second only where they need far more)."""
     if rg.interval(value).lo < limit.lo:
-        return []
+        return [], []
     idx = _index(gr, rg)
-    out = []
+    near: list[Need] = []
+    wide: list[Need] = []
     for name, (coef, rest) in sorted(_split(rg, value).items()):
         rates = idx.rates.get(name)
         if coef <= 0 or not rates:
@@ -202,17 +217,52 @@ def needs(gr: Graph, rg: Ranges, value: Affine, limit: Interval, at: int, own: l
         t = -(-(limit.hi + 1 - rg.interval(rest).hi) // coef)
         if t <= min(rg.atoms[k].iv.lo for k, _ in value.terms if rg.atoms[k].name == name):
             continue  # the value wraps at the input's least: the wrap does not hinge on it
-        best = max(
-            (r for r in rates[:_PER_INPUT] if r.sink not in own and _dominates(idx, r.sink, at)),
-            key=lambda r: r.rate * t + r.rest,
-            default=None,
-        )
-        if best is None or best.rate * t + best.rest <= 0:
-            continue
-        op = gr.op(best.sink)
-        where = f"{op.loc.file.rsplit('/', 1)[-1]}:{op.loc.line}" if op.loc is not None else f"IR line {op.line}"
-        why = (f"the {op.kind.value} of {best.tensor} at {where}, which runs before this access, is "
-               f"{best.rate:,} byte(s) per unit of {name} into it: at {name} >= {t} that is "
-               f"{human(best.rate * t + best.rest)}")  # fmt: skip
-        out.append(Need(best.tensor, best.rate * t + best.rest, why, at=f"{name} >= {t}"))
+        others = [r for r in rates[:_PER_INPUT] if r.sink not in own]
+        before = [r for r in others if _dominates(idx, r.sink, at)]
+        somewhere = [r for r in others if not _dominates(idx, r.sink, at)] if _cta_wide(name) else []
+        for out, rs, runs in ((near, before, "which runs before this access"),
+                              (wide, somewhere, "which a thread of every CTA runs")):  # fmt: skip
+            best = max((r for r in rs if out is near or cta_reach.reached(gr, rg.facts.block, r.sink)),
+                       key=lambda r: r.rate * t + r.rest, default=None)  # fmt: skip
+            if best is not None and best.rate * t + best.rest > 0:
+                out.append(_need(gr, best, name, t, runs))
+    return near, wide
+
+
+def _need(gr: Graph, r: Rate, name: str, t: int, runs: str) -> Need:
+    op = gr.op(r.sink)
+    where = f"{op.loc.file.rsplit('/', 1)[-1]}:{op.loc.line}" if op.loc is not None else f"IR line {op.line}"
+    why = (f"the {op.kind.value} of {r.tensor} at {where}, {runs}, is {r.rate:,} byte(s) per unit of {name} "
+           f"into it: at {name} >= {t} that is {human(r.rate * t + r.rest)}")  # fmt: skip
+    return Need(r.tensor, r.rate * t + r.rest, why, at=f"{name} >= {t}")
+
+
+def grid_caps(gr: Graph, rg: Ranges) -> dict[int, tuple[int, str]]:
+    """Axis -> (the most CTAs a correct launch has along it, why), from the accesses some thread of every
+    CTA runs (irscan/analysis/cta_reach.py) into a tensor of static layout at ``s`` bytes per unit of
+    ``ctaid``: each CTA's access is inside the tensor's bytes, so ``s*ctaid + least(rest)`` is below
+    them.  cuDNN's DSA backward sums over heads with ``ctaid.y`` as the head and reads a static
+    ``(16,)`` f32 array at it: at most 16 CTAs along y, and then the head count the host stores there
+    is at most 16 too (hostfields.kernel_caps).  Only offsets that stay below 2^31 for every CTA the
+    launch may have count (the access's own arithmetic cannot wrap back inside the tensor)."""
+    idx = _index(gr, rg)
+    out: dict[int, tuple[int, str]] = {}
+    for axis, dim in enumerate("xyz"):
+        for r in idx.rates.get(f"ctaid.{dim}", [])[:_PER_INPUT]:
+            k = int(r.tensor.removeprefix("arg"))
+            meta = rg.meta_args[k] if 0 <= k < len(rg.meta_args) else None
+            cosize, bits = static_cosize(meta), element_bits(meta)
+            if cosize is None or bits is None or not cosize * bits // 8 > r.rest >= 0:
+                continue
+            most = (cosize * bits // 8 - 1 - r.rest) // r.rate + 1
+            if most >= out.get(axis, (1 << 31, ""))[0] or not cta_reach.reached(gr, rg.facts.block, r.sink):
+                continue
+            found = byte_offset(gr, rg, r.sink)
+            if found is None or rg.interval(found[1]).hi >= 1 << 31:
+                continue
+            op = gr.op(r.sink)
+            where = f"{op.loc.file.rsplit('/', 1)[-1]}:{op.loc.line}" if op.loc is not None else f"IR line {op.line}"
+            out[axis] = (most, f"in bounds of a static layout: every CTA runs the {op.kind.value} of {r.tensor} "
+                               f"({(meta or {}).get('layout', '?')}) at {where}, {r.rate:,} byte(s) per unit of "
+                               f"ctaid.{dim}: nctaid.{dim} <= {most:,}")  # fmt: skip
     return out

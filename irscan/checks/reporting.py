@@ -37,6 +37,10 @@ from irscan.findings import Finding, fold
 _LOOP_BOUND = re.compile(r"\((?:<|<=) (?P<extent>[^()\s]+)\)$")
 #: rule (a): how far below the i32 limit an extent's bound may reach and still be "one tile"
 TILE = 1 << 16
+#: how many times the need an access of another role (other_accesses.py: run by some thread of every
+#: CTA, not before this access) must pass the others' to be the one rule (c) weighs: a near tie would
+#: name another tensor than the access's own for no change in the verdict (the bug report reads it)
+WIDE_FACTOR = 2
 I32_EXTENT_MAX = (1 << 31) - 1
 
 
@@ -195,10 +199,11 @@ def decide(gr: Graph, rg: Ranges, c: Candidate, th: dict[str, Any], path: list[i
         need = memory.access_need(gr, rg, start, path, sink, wrap_value)
         if need is not None:
             needs.append(need)
-    needs += other_accesses.needs(gr, rg, c.value, c.limit, c.widening.node, c.sinks)
+    near, wide = other_accesses.needs(gr, rg, c.value, c.limit, c.widening.node, c.sinks)
+    needs += near
     needs += shared_extents.shared_extent_needs(rg, needs)
     if suppressed is None:
-        suppressed = memory.beyond_static_layout(rg, needs)
+        suppressed = memory.beyond_static_layout(rg, needs + wide)
     if suppressed is None and inner is None:
         suppressed = _coordinate_of_an_i32_mode(gr, rg, c, start, path)
     if suppressed is None and inner is None:
@@ -215,6 +220,9 @@ def decide(gr: Graph, rg: Ranges, c: Candidate, th: dict[str, Any], path: list[i
         needs += shared_extents.extent_peer_needs(rg, extent, th_at)
     at = th["text"] if th.get("input") else f"the wrap ({'2^31' if c.limit.lo < 0 else '2^32'})"
     best = max(needs, key=lambda n: n.bytes, default=None)
+    far = max(wide, key=lambda n: n.bytes, default=None)
+    if far is not None and (best is None or far.bytes >= WIDE_FACTOR * best.bytes):
+        best = far  # an access of another warp's role: shown only where it changes the scale of the need
     if best is None:
         facts.append("(c) no tensor size at the threshold is known: memory does not bound it")
     return {"facts": facts, "rule_suppressed": suppressed, "memory": best.as_json(at) if best else None,
