@@ -77,22 +77,20 @@ def _entered(gr: Graph, block_dims: tuple[int, ...] | None) -> dict[int, int]:
     return out
 
 
-def _walk(gr: Graph, t: Thread, dims: tuple[int, ...]) -> list[int]:
-    """The blocks thread ``t`` surely enters, in order, from the entry block."""
+def _walk(gr: Graph, t: Thread, dims: tuple[int, ...]) -> set[int]:
+    """The blocks thread ``t`` surely enters from the entry block."""
     ev = _Evaluator(gr, dims)
     fn = gr.fn
     index = {blk.label: i for i, blk in enumerate(fn.blocks)}
-    seen: list[int] = []
     once: set[int] = set()
     b: int | None = 0 if fn.blocks else None
-    while b is not None and b not in once and len(seen) < _MAX_STEPS:
-        seen.append(b)
+    while b is not None and b not in once and len(once) < _MAX_STEPS:
         once.add(b)
         blk = fn.blocks[b]
         nxt: int | None = None
         for op in blk.ops:
             if _may_stop(op) or (op.kind is Kind.RETURN and ev.pred(op, t, once) is not False):
-                return seen
+                return once
         last = blk.ops[-1] if blk.ops else None
         labels = [index.get(s.label) for s in blk.succs]
         if last is None or last.kind is not Kind.BRANCH:
@@ -108,7 +106,7 @@ def _walk(gr: Graph, t: Thread, dims: tuple[int, ...]) -> list[int]:
             target = labels[0] if len(labels) == 1 else None
             nxt = target if taken else (b + 1 if taken is False and blk.falls_through else None)
         b = nxt
-    return seen
+    return once
 
 
 class _Evaluator:

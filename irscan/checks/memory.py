@@ -254,6 +254,12 @@ def static_cosize(meta_arg: dict[str, Any] | None) -> int | None:
     return top + 1
 
 
+def static_bytes(meta_arg: dict[str, Any] | None) -> int | None:
+    """Bytes a tensor of fully static layout spans (its cosize times its element size), else None."""
+    cosize, bits = static_cosize(meta_arg), element_bits(meta_arg)
+    return None if cosize is None or bits is None else cosize * bits // 8
+
+
 def beyond_static_layout(rg: Ranges, needs: list[Need]) -> str | None:
     """The in-bounds fact of a static layout: a tensor whose shape and strides are all constants holds
     at most its cosize elements, so an access in bounds is less than cosize x element size bytes into

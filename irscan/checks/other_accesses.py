@@ -44,7 +44,7 @@ from irscan.analysis.intervals import Affine, Interval
 from irscan.analysis.ranges import Ranges
 from irscan.analysis.reaching import cfg_successors
 from irscan.checks.base import small_window
-from irscan.checks.memory import Need, element_bits, gep_size, human, static_cosize
+from irscan.checks.memory import Need, gep_size, human, static_bytes
 from irscan.ir import Kind
 
 #: how far an address is followed back to its tensor's pointer
@@ -217,23 +217,31 @@ def needs(
         t = -(-(limit.hi + 1 - rg.interval(rest).hi) // coef)
         if t <= min(rg.atoms[k].iv.lo for k, _ in value.terms if rg.atoms[k].name == name):
             continue  # the value wraps at the input's least: the wrap does not hinge on it
-        others = [r for r in rates[:_PER_INPUT] if r.sink not in own]
-        before = [r for r in others if _dominates(idx, r.sink, at)]
-        somewhere = [r for r in others if not _dominates(idx, r.sink, at)] if _cta_wide(name) else []
+        before: list[Rate] = []
+        somewhere: list[Rate] = []
+        for r in rates[:_PER_INPUT]:
+            if r.sink in own:
+                continue
+            if _dominates(idx, r.sink, at):
+                before.append(r)
+            elif _cta_wide(name) and cta_reach.reached(gr, rg.facts.block, r.sink):
+                somewhere.append(r)
         for out, rs, runs in ((near, before, "which runs before this access"),
                               (wide, somewhere, "which a thread of every CTA runs")):  # fmt: skip
-            best = max((r for r in rs if out is near or cta_reach.reached(gr, rg.facts.block, r.sink)),
-                       key=lambda r: r.rate * t + r.rest, default=None)  # fmt: skip
+            best = max(rs, key=lambda r: r.rate * t + r.rest, default=None)
             if best is not None and best.rate * t + best.rest > 0:
                 out.append(_need(gr, best, name, t, runs))
     return near, wide
 
 
+def _where(gr: Graph, sink: int) -> str:
+    op = gr.op(sink)
+    return f"{op.loc.file.rsplit('/', 1)[-1]}:{op.loc.line}" if op.loc is not None else f"IR line {op.line}"
+
+
 def _need(gr: Graph, r: Rate, name: str, t: int, runs: str) -> Need:
-    op = gr.op(r.sink)
-    where = f"{op.loc.file.rsplit('/', 1)[-1]}:{op.loc.line}" if op.loc is not None else f"IR line {op.line}"
-    why = (f"the {op.kind.value} of {r.tensor} at {where}, {runs}, is {r.rate:,} byte(s) per unit of {name} "
-           f"into it: at {name} >= {t} that is {human(r.rate * t + r.rest)}")  # fmt: skip
+    why = (f"the {gr.op(r.sink).kind.value} of {r.tensor} at {_where(gr, r.sink)}, {runs}, is {r.rate:,} "
+           f"byte(s) per unit of {name} into it: at {name} >= {t} that is {human(r.rate * t + r.rest)}")  # fmt: skip
     return Need(r.tensor, r.rate * t + r.rest, why, at=f"{name} >= {t}")
 
 
@@ -251,18 +259,17 @@ def grid_caps(gr: Graph, rg: Ranges) -> dict[int, tuple[int, str]]:
         for r in idx.rates.get(f"ctaid.{dim}", [])[:_PER_INPUT]:
             k = int(r.tensor.removeprefix("arg"))
             meta = rg.meta_args[k] if 0 <= k < len(rg.meta_args) else None
-            cosize, bits = static_cosize(meta), element_bits(meta)
-            if cosize is None or bits is None or not cosize * bits // 8 > r.rest >= 0:
+            size = static_bytes(meta)
+            if size is None or not size > r.rest >= 0:
                 continue
-            most = (cosize * bits // 8 - 1 - r.rest) // r.rate + 1
+            most = (size - 1 - r.rest) // r.rate + 1
             if most >= out.get(axis, (1 << 31, ""))[0] or not cta_reach.reached(gr, rg.facts.block, r.sink):
                 continue
             found = byte_offset(gr, rg, r.sink)
             if found is None or rg.interval(found[1]).hi >= 1 << 31:
                 continue
-            op = gr.op(r.sink)
-            where = f"{op.loc.file.rsplit('/', 1)[-1]}:{op.loc.line}" if op.loc is not None else f"IR line {op.line}"
-            out[axis] = (most, f"in bounds of a static layout: every CTA runs the {op.kind.value} of {r.tensor} "
-                               f"({(meta or {}).get('layout', '?')}) at {where}, {r.rate:,} byte(s) per unit of "
+            layout = (meta or {}).get("layout", "?")
+            out[axis] = (most, f"in bounds of a static layout: every CTA runs the {gr.op(r.sink).kind.value} of "
+                               f"{r.tensor} ({layout}) at {_where(gr, r.sink)}, {r.rate:,} byte(s) per unit of "
                                f"ctaid.{dim}: nctaid.{dim} <= {most:,}")  # fmt: skip
     return out
